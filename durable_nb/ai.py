@@ -1,0 +1,132 @@
+"""Messages and content blocks: what a model reads and writes.
+
+A :class:`Message` has a role, a list of content blocks, and the two fields
+that answer "is this injected context, and who injected it": ``injected``
+(``None``, :attr:`Injection.META` or :attr:`Injection.EPHEMERAL`) and
+``origin``. The flag lives on the message, not on the entry that stores it,
+so the same field answers the question in stream events, the store, the
+model view and the transcript view.
+
+This module imports nothing from Jupyter.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+Role = Literal["user", "assistant", "tool_result"]
+ROLES = ("user", "assistant", "tool_result")
+
+
+class Injection(str, enum.Enum):
+    """How a message was injected: ``meta`` (kept) or ``ephemeral`` (one run)."""
+
+    META = "meta"
+    EPHEMERAL = "ephemeral"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(slots=True)
+class Text:
+    """A text block: what a person reads, and what the model reads."""
+
+    text: str
+    type: Literal["text"] = field(default="text", init=False, repr=False)
+
+
+@dataclass(slots=True)
+class Reminder:
+    """Injected context carried *inside* a message (e.g. a tool result).
+
+    The model reads it; a transcript never shows it (only :class:`Text`
+    blocks are shown to a person).
+    """
+
+    text: str
+    type: Literal["reminder"] = field(default="reminder", init=False, repr=False)
+
+
+@dataclass(slots=True)
+class Image:
+    """An image: raw bytes and a MIME type such as ``image/png``."""
+
+    data: bytes
+    mime_type: str = "image/png"
+    type: Literal["image"] = field(default="image", init=False, repr=False)
+
+
+@dataclass(slots=True)
+class File:
+    """A file attachment: raw bytes, a MIME type and an optional name."""
+
+    data: bytes
+    mime_type: str = "application/octet-stream"
+    name: str = ""
+    type: Literal["file"] = field(default="file", init=False, repr=False)
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A model's request to call a tool; ``arguments`` is a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    type: Literal["tool_call"] = field(default="tool_call", init=False, repr=False)
+
+
+Block = Union[Text, Reminder, Image, File, ToolCall]
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of a conversation.
+
+    ``role`` is ``"user"``, ``"assistant"`` or ``"tool_result"`` (the latter
+    answers the tool call named by ``tool_call_id``). ``usage`` (token counts),
+    ``stop_reason`` and ``model`` are recorded on assistant messages by the
+    providers that report them.
+    """
+
+    role: Role
+    content: list[Block] = field(default_factory=list)
+    injected: Injection | None = None
+    origin: str | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    usage: dict[str, int] | None = None
+    stop_reason: str | None = None
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"message role must be one of {', '.join(ROLES)}, not {self.role!r}")
+        if self.injected is not None and not isinstance(self.injected, Injection):
+            self.injected = Injection(self.injected)
+
+    def text(self) -> str:
+        """Return the concatenated :class:`Text` blocks (``""`` when there are none).
+
+        This is what a person is shown for the message: :class:`Reminder`
+        blocks, tool calls, images and files are left out. O(blocks).
+        """
+        return "".join(b.text for b in self.content if isinstance(b, Text))
+
+    def tool_calls(self) -> list[ToolCall]:
+        """Return the message's :class:`ToolCall` blocks, in order."""
+        return [b for b in self.content if isinstance(b, ToolCall)]
+
+
+def user_message(text: str) -> Message:
+    """Return a user message holding one :class:`Text` block."""
+    return Message(role="user", content=[Text(text)])
+
+
+def assistant_message(text: str, **fields: Any) -> Message:
+    """Return an assistant message holding one :class:`Text` block."""
+    return Message(role="assistant", content=[Text(text)], **fields)

@@ -1,0 +1,397 @@
+"""The durable agent: the one place that decides what reaches the store."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timezone
+
+from .. import ai
+from ..errors import AgentClosed, DurableError, ModelError, SessionExists, SessionNotFound, UnknownEntry
+from ..models import Model, ModelLike, build, model_name
+from ..session import (
+    CompactionEntry,
+    Entry,
+    MemoryStore,
+    MessageEntry,
+    Store,
+    check_session_id,
+    is_ephemeral,
+    model_view,
+    new_id,
+    now,
+    path,
+    transcript_view,
+)
+from .events import Event
+from .inputs import text
+
+Publisher = Callable[[Event], object]
+
+COMPACT_PROMPT = (
+    "Summarize the conversation above so that it can continue without it: keep decisions, facts, open "
+    "questions and the user's instructions. Reply with the summary only."
+)
+
+
+def new_session_id() -> str:
+    """Return a fresh session id such as ``session-20261130-040512-3fa9``."""
+    return f"session-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+class RunStream:
+    """The events of one run. Iterating drives the run; :meth:`wait` finishes it.
+
+    Iteration raises the run's error after yielding the ``agent_end`` event
+    that carries it. ``messages`` holds what the run produced so far.
+    """
+
+    def __init__(self, events: Iterator[Event]) -> None:
+        self._events = events
+        self.messages: list[ai.Message] = []
+        self.error: BaseException | None = None
+        self.done = False
+
+    def __iter__(self) -> RunStream:
+        return self
+
+    def __next__(self) -> Event:
+        if self.done:
+            raise StopIteration
+        try:
+            ev = next(self._events)
+        except StopIteration:
+            self.done = True
+            raise
+        except BaseException as e:
+            self.done = True
+            self.error = e
+            raise
+        if ev.type == "message_end" and ev.message is not None:
+            self.messages.append(ev.message)
+        return ev
+
+    def wait(self) -> list[ai.Message]:
+        """Drive the rest of the run; return the produced messages or raise the run's error."""
+        for _ in self:
+            pass
+        if self.error is not None:
+            raise self.error
+        return self.messages
+
+
+class Agent:
+    """A durable agent session: an append-only tree of entries in a store.
+
+    ``Agent(session_id=...)`` resumes that session when the store has it
+    (the leaf is the last appended entry, rule R9) and creates it otherwise;
+    with no ``session_id`` a fresh session is created. ``store=None`` uses a
+    :class:`~durable_nb.session.MemoryStore`. ``model`` is anything
+    :func:`durable_nb.models.build` accepts; it is built on first use, so an
+    agent made only to read or branch never touches a model. ``publisher``
+    receives lifecycle events after they succeed.
+    """
+
+    def __init__(
+        self,
+        model: ModelLike = None,
+        store: Store | None = None,
+        session_id: str | None = None,
+        publisher: Publisher | None = None,
+    ) -> None:
+        self.store: Store = store if store is not None else MemoryStore()
+        self.publisher = publisher
+        self._model_spec = model
+        self._model: Model | None = None
+        self._log: list[Entry] = []
+        self._by_id: dict[str, Entry] = {}
+        self.closed = False
+        self.leaf_id = ""
+        if session_id is None:
+            session_id = new_session_id()
+        check_session_id(session_id)
+        self.session_id = session_id
+        try:
+            loaded = self.store.load_entries(session_id)
+        except SessionNotFound:
+            try:
+                self.store.create_session(session_id)
+                self._publish(Event("session_init", session_id=session_id))
+                loaded = []
+            except SessionExists:  # created by someone else in between
+                loaded = self.store.load_entries(session_id)
+        for e in loaded:
+            self._remember(e)
+        if loaded:
+            self.leaf_id = loaded[-1].id
+
+    # -- model -------------------------------------------------------------
+
+    @property
+    def model(self) -> ModelLike:
+        """The model as given (a name, callable or object; ``None`` = default)."""
+        return self._model_spec
+
+    @model.setter
+    def model(self, model: ModelLike) -> None:
+        self._model_spec = model
+        self._model = None
+
+    def model_name(self) -> str:
+        """Return the display name of the model (building it if needed)."""
+        return model_name(self._built_model())
+
+    def _built_model(self) -> Model:
+        if self._model is None:
+            self._model = build(self._model_spec)
+        return self._model
+
+    # -- reading ------------------------------------------------------------
+
+    def entries(self) -> list[Entry]:
+        """Return the whole in-memory log in append order, ephemeral entries included."""
+        return list(self._log)
+
+    def entry(self, entry_id: str) -> Entry:
+        """Return the entry with that id; raises :class:`UnknownEntry`."""
+        try:
+            return self._by_id[entry_id]
+        except KeyError:
+            raise UnknownEntry(f"no entry {entry_id!r} in session {self.session_id!r}") from None
+
+    def path(self, leaf_id: str | None = None) -> list[Entry]:
+        """Return the active path (root to leaf), or the path to ``leaf_id``. O(depth)."""
+        return path(self._by_id, self.leaf_id if leaf_id is None else leaf_id)
+
+    def transcript(self) -> list[Entry]:
+        """Return the transcript view of the active path."""
+        return transcript_view(self.path())
+
+    def messages(self) -> list[ai.Message]:
+        """Return the model view of the active path (dangling tool calls repaired)."""
+        return model_view(self.path())
+
+    def preview(self, *entries: Entry | str) -> list[ai.Message]:
+        """Return exactly the messages a run with this input would send; writes nothing."""
+        prepared = self._prepare(entries)
+        return model_view(self.path() + prepared)
+
+    # -- writing ------------------------------------------------------------
+
+    def run(self, *entries: Entry | str) -> RunStream:
+        """Start a turn with ``entries`` as input (a ``str`` is taken as :func:`text`).
+
+        The model is built first: if it cannot be, this raises and nothing is
+        written. Iterating the returned stream persists the durable input
+        (``agent_start``), streams ``text_delta`` events, persists the reply
+        (``message_end``) and ends with ``agent_end``. Input reaches the model
+        in the order given. If the model fails, the persisted input stays,
+        the partial reply is not stored, and the error is raised.
+        """
+        self._check_open()
+        model = self._built_model()
+        prepared = self._prepare(entries)
+        return RunStream(self._run(model, self.path(), prepared))
+
+    def _run(self, model: Model, base: list[Entry], prepared: list[Entry]) -> Iterator[Event]:
+        durable = [e for e in prepared if not is_ephemeral(e)]
+        self._persist(durable)
+        for e in prepared:
+            self._remember(e)
+        if durable:
+            self.leaf_id = durable[-1].id
+        yield Event("agent_start", session_id=self.session_id, leaf_id=self.leaf_id, entries=tuple(durable))
+        deltas: list[str] = []
+        try:
+            final = None
+            for item in model.stream(model_view(base + prepared)):
+                if isinstance(item, str):
+                    if item:
+                        deltas.append(item)
+                        yield Event("text_delta", session_id=self.session_id, delta=item)
+                elif isinstance(item, ai.Message):
+                    final = item
+                else:
+                    raise ModelError(f"model {model_name(model)} yielded {type(item).__name__}; yield str or ai.Message")
+            if final is None:
+                final = ai.assistant_message("".join(deltas))
+            if final.role != "assistant" or final.injected is not None:
+                final = dataclasses.replace(final, role="assistant", injected=None)
+            reply = MessageEntry(id=new_id(), parent_id=self.leaf_id, created_at=now(), message=final)
+            self._persist([reply])
+        except GeneratorExit:
+            raise
+        except BaseException as e:
+            yield Event("agent_end", session_id=self.session_id, leaf_id=self.leaf_id, error=e, partial="".join(deltas))
+            raise
+        self._remember(reply)
+        self.leaf_id = reply.id
+        yield Event("message_end", session_id=self.session_id, leaf_id=reply.id, entries=(reply,), message=final)
+        yield Event("agent_end", session_id=self.session_id, leaf_id=reply.id, messages=(final,))
+
+    def append(self, *entries: Entry | str) -> list[Entry]:
+        """Persist entries at the leaf without calling a model; return them with ids assigned.
+
+        Ephemeral entries are refused here (they only make sense as run input).
+        """
+        self._check_open()
+        prepared = self._prepare(entries)
+        if any(is_ephemeral(e) for e in prepared):
+            raise DurableError("append() stores entries; pass ephemeral entries to run() instead")
+        self._persist(prepared)
+        for e in prepared:
+            self._remember(e)
+        if prepared:
+            self.leaf_id = prepared[-1].id
+        return prepared
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to ``entry_id`` (``""`` rewinds before the first entry).
+
+        Raises :class:`UnknownEntry` for an id not in the log and
+        :class:`DurableError` for an ephemeral entry (it is off the chain).
+        Nothing is written; reopening resumes at the last appended entry.
+        """
+        self._check_open()
+        if entry_id:
+            target = self.entry(entry_id)
+            if is_ephemeral(target):
+                raise DurableError(f"cannot branch to {entry_id!r}: it is ephemeral and off the durable chain")
+        self.leaf_id = entry_id
+        self._publish(Event("session_branched", session_id=self.session_id, leaf_id=entry_id))
+
+    def fork(self, new_id_: str) -> Agent:
+        """Create session ``new_id_`` (parent: this one) holding a copy of the active path.
+
+        The copy is re-chained with fresh ids; timestamps are kept; a
+        compaction's ``first_kept_id`` follows its entry. Raises
+        ``SessionExists`` if the id is taken. Returns the new session's agent
+        (same model, store and publisher).
+        """
+        self._check_open()
+        src = self.path()
+        self.store.create_session(check_session_id(new_id_), parent_id=self.session_id)
+        mapping: dict[str, str] = {}
+        copies: list[Entry] = []
+        parent = ""
+        for e in src:
+            mapping[e.id] = new_id()
+            c = dataclasses.replace(e, id=mapping[e.id], parent_id=parent)
+            if isinstance(c, CompactionEntry):
+                c.first_kept_id = mapping.get(c.first_kept_id, "")
+            copies.append(c)
+            parent = c.id
+        self.store.append_entries(new_id_, copies)
+        forked = Agent(model=self._model_spec, store=self.store, session_id=new_id_, publisher=self.publisher)
+        self._publish(Event("session_forked", session_id=new_id_, leaf_id=forked.leaf_id, entries=tuple(copies)))
+        return forked
+
+    def compact(self, keep_turns: int = 0, prompt: str | None = None) -> CompactionEntry | None:
+        """Summarise the active path with the session's model; keep the last ``keep_turns`` turns.
+
+        A turn starts at a user message that is not injected. Appends a
+        :class:`CompactionEntry` at the leaf and returns it; returns ``None``
+        (no entry, no event) when there is nothing to summarise. Nothing is
+        removed: branching to an earlier entry gives the full history back.
+        """
+        self._check_open()
+        if keep_turns < 0:
+            raise DurableError("keep_turns must be 0 or more")
+        full = self.path()
+        start = 0  # where the entries not yet summarised begin
+        for i in range(len(full) - 1, -1, -1):
+            if isinstance(full[i], CompactionEntry):
+                kept = [j for j in range(i) if full[j].id == full[i].first_kept_id]
+                start = kept[0] if kept else i + 1
+                break
+        live = [e for e in full[start:] if not isinstance(e, CompactionEntry)]
+        turns = [
+            i for i, e in enumerate(live)
+            if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None
+        ]
+        if not keep_turns:
+            cut = len(live)
+        elif len(turns) > keep_turns:
+            cut = turns[-keep_turns]
+        else:
+            return None
+        if not any(isinstance(e, MessageEntry) for e in live[:cut]):
+            return None
+        first_kept = live[cut].id if cut < len(live) else ""
+        model = self._built_model()
+        keep_from = full.index(live[cut]) if cut < len(live) else len(full)
+        request = model_view(full[:keep_from]) + [ai.user_message(prompt or COMPACT_PROMPT)]
+        summary = _collect(model, request)
+        before = model_view(full)
+        entry = CompactionEntry(
+            id=new_id(), parent_id=self.leaf_id, created_at=now(), summary=summary,
+            first_kept_id=first_kept, tokens_before=estimate_tokens(before),
+        )
+        self._persist([entry])
+        self._remember(entry)
+        self.leaf_id = entry.id
+        self._publish(Event("session_compacted", session_id=self.session_id, leaf_id=entry.id, entries=(entry,)))
+        return entry
+
+    def close(self) -> None:
+        """Close the agent: later runs, appends, branches and compactions are refused."""
+        self.closed = True
+
+    # -- internals ------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise AgentClosed(f"the agent for session {self.session_id!r} is closed; create a new Agent to continue")
+
+    def _prepare(self, entries: Sequence[Entry | str]) -> list[Entry]:
+        """Copy the input with fresh ids, timestamps and parents (the caller's objects are untouched).
+
+        Each durable entry's parent is the previous durable entry (the first's
+        is the current leaf); an ephemeral entry hangs off the leaf as it is
+        at that point and never becomes a parent.
+        """
+        out: list[Entry] = []
+        parent = self.leaf_id
+        for e in entries:
+            if isinstance(e, str):
+                e = text(e)
+            if not isinstance(e, Entry):
+                raise DurableError(f"run input must be entries (durable.text(...), durable.meta(...)); got {type(e).__name__}")
+            c = dataclasses.replace(e, id=new_id(), parent_id=parent, created_at=now())
+            out.append(c)
+            if not is_ephemeral(c):
+                parent = c.id
+        return out
+
+    def _persist(self, entries: list[Entry]) -> None:
+        if entries:
+            self.store.append_entries(self.session_id, entries)
+
+    def _remember(self, e: Entry) -> None:
+        self._log.append(e)
+        self._by_id[e.id] = e
+
+    def _publish(self, ev: Event) -> None:
+        if self.publisher is not None:
+            self.publisher(ev)
+
+    def __repr__(self) -> str:
+        return f"<durable.Agent session={self.session_id!r} leaf={self.leaf_id!r} entries={len(self._log)}>"
+
+
+def _collect(model: Model, messages: list[ai.Message]) -> str:
+    """Run ``model`` to completion and return its reply text."""
+    deltas, final = [], None
+    for item in model.stream(messages):
+        if isinstance(item, str):
+            deltas.append(item)
+        elif isinstance(item, ai.Message):
+            final = item
+    return final.text() if final is not None else "".join(deltas)
+
+
+def estimate_tokens(messages: Sequence[ai.Message]) -> int:
+    """Return a rough token count (characters / 4) of the messages' text and reminders."""
+    chars = sum(len(getattr(b, "text", "")) for m in messages for b in m.content)
+    return (chars + 3) // 4

@@ -1,0 +1,46 @@
+"""Events: what a run streams, and the lifecycle events a publisher receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .. import ai
+from ..session import Entry
+
+EventType = Literal[
+    "agent_start", "text_delta", "message_end", "agent_end",
+    "session_init", "session_branched", "session_forked", "session_compacted",
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event.
+
+    - ``agent_start``: the run's input was persisted; ``entries`` are the
+      persisted (durable) input entries, ``leaf_id`` the new leaf.
+    - ``text_delta``: ``delta`` is the next piece of the reply.
+    - ``message_end``: ``entries`` holds the persisted reply entry,
+      ``message`` its message; sent only after the store append succeeded.
+    - ``agent_end``: the run is over; ``messages`` are the produced messages;
+      ``error`` is set when it failed (then ``partial`` holds any text that
+      streamed before the failure and was not persisted).
+    - lifecycle (to the publisher, after success): ``session_init``,
+      ``session_branched`` (``leaf_id``), ``session_forked`` (``session_id`` of
+      the new session), ``session_compacted`` (``entries`` holds the
+      compaction entry).
+
+    ``entries`` never holds an ephemeral entry: a receipt attests that data
+    survived, and an ephemeral entry has nothing to attest to.
+    """
+
+    type: EventType
+    session_id: str = ""
+    leaf_id: str = ""
+    entries: tuple[Entry, ...] = ()
+    delta: str = ""
+    message: ai.Message | None = None
+    messages: tuple[ai.Message, ...] = field(default=())
+    error: BaseException | None = None
+    partial: str = ""

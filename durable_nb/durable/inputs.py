@@ -1,0 +1,49 @@
+"""Constructors for run input: ordinary user entries, meta and ephemeral.
+
+They mirror :func:`durable_nb.ai.user_message` one for one. Ids, parents and
+timestamps are left empty: the agent assigns them when it appends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .. import ai
+from ..errors import DurableError
+from ..session import MessageEntry
+
+
+def text(s: str) -> MessageEntry:
+    """Return an ordinary user entry holding one text block."""
+    return MessageEntry(message=ai.user_message(s))
+
+
+def image(s: str, *images: ai.Image) -> MessageEntry:
+    """Return an ordinary user entry: text ``s`` (if any), then the images."""
+    return MessageEntry(message=ai.Message(role="user", content=[*([ai.Text(s)] if s else []), *images]))
+
+
+def file(s: str, *files: ai.File) -> MessageEntry:
+    """Return an ordinary user entry: text ``s`` (if any), then the files."""
+    return MessageEntry(message=ai.Message(role="user", content=[*([ai.Text(s)] if s else []), *files]))
+
+
+def _inject(entry: MessageEntry | str, how: ai.Injection, origin: str | None) -> MessageEntry:
+    if isinstance(entry, str):
+        entry = text(entry)
+    if not isinstance(entry, MessageEntry):
+        raise DurableError(f"only message entries can be {how.value}; got {type(entry).__name__}")
+    msg = dataclasses.replace(entry.message, injected=how, origin=origin or entry.message.origin)
+    return dataclasses.replace(entry, message=msg)
+
+
+def meta(entry: MessageEntry | str, origin: str | None = None) -> MessageEntry:
+    """Return a copy of ``entry`` whose message is meta: the model sees it, the
+    store keeps it, transcripts hide it. A ``str`` is taken as :func:`text`."""
+    return _inject(entry, ai.Injection.META, origin)
+
+
+def ephemeral(entry: MessageEntry | str, origin: str | None = None) -> MessageEntry:
+    """Return a copy of ``entry`` whose message is ephemeral: the model sees it
+    for one run; it is never stored and never joins the parent chain."""
+    return _inject(entry, ai.Injection.EPHEMERAL, origin)

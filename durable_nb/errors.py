@@ -1,0 +1,44 @@
+"""The package's exceptions.
+
+Every error durable_nb raises on purpose derives from :class:`DurableError`
+(except the two store-contract errors, which the design names on their own),
+and its message says what to do next.
+"""
+
+
+class DurableError(Exception):
+    """Base of durable_nb's own errors; the message says what to do."""
+
+
+class SessionNotFound(KeyError):
+    """No session with that id exists in the store."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else "session not found"
+
+
+class SessionExists(ValueError):
+    """A session with that id already exists in the store."""
+
+
+class InvalidSessionId(DurableError, ValueError):
+    """A session id that is empty or could escape the store folder."""
+
+
+class CorruptLog(DurableError):
+    """A stored log that cannot be decoded (names the file and line)."""
+
+
+class UnknownEntry(DurableError, KeyError):
+    """An entry id that is not in the session's log."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown entry"
+
+
+class AgentClosed(DurableError):
+    """The agent was closed; create a new one to run again."""
+
+
+class ModelError(DurableError):
+    """A model could not be built or failed; the message names the cause."""

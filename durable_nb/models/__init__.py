@@ -1,0 +1,109 @@
+"""Models: the protocol the agent calls, the offline default, and name lookup.
+
+A model is either
+
+- an object with ``stream(messages) -> Iterable[str | ai.Message]``: it yields
+  text deltas (``str``) as they arrive and finally the assistant
+  :class:`~durable_nb.ai.Message` (if it yields none, the agent assembles one
+  from the deltas); or
+- any plain callable ``f(messages) -> str | ai.Message`` (a fake model in one
+  line); or
+- a name: ``"offline"`` (the default) or ``"<provider>:<model>"`` such as
+  ``"openai:gpt-4.1-mini"``; ``None`` means ``$DURABLE_NB_MODEL`` or offline.
+
+:func:`build` turns any of these into a :class:`Model`. Provider SDKs are
+imported only when their model is built.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Protocol, Union, runtime_checkable
+
+from .. import ai
+from ..errors import ModelError
+from .offline import OfflineModel
+
+ENV_VAR = "DURABLE_NB_MODEL"
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the agent calls: stream text deltas, then the assistant message."""
+
+    def stream(self, messages: Sequence[ai.Message]) -> Iterable[str | ai.Message]: ...
+
+
+ModelLike = Union[Model, Callable[[list[ai.Message]], Union[str, ai.Message]], str, None]
+
+
+class CallableModel:
+    """Adapts a plain callable ``f(messages) -> str | ai.Message`` to :class:`Model`."""
+
+    def __init__(self, fn: Callable[[list[ai.Message]], str | ai.Message]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "callable")
+
+    def stream(self, messages: Sequence[ai.Message]) -> Iterator[str | ai.Message]:
+        out = self.fn(list(messages))
+        if isinstance(out, ai.Message):
+            if out.text():
+                yield out.text()
+            yield out
+        elif isinstance(out, str):
+            yield out
+        else:
+            raise ModelError(f"model function {self.name} returned {type(out).__name__}; return a str or ai.Message")
+
+
+# name -> (module, factory function name, pip extra)
+PROVIDERS: dict[str, tuple[str, str, str]] = {}
+
+
+def build(model: ModelLike) -> Model:
+    """Return a :class:`Model` for ``model`` (see the module docs).
+
+    Raises :class:`~durable_nb.errors.ModelError` for an unknown name, a
+    missing optional SDK (naming the extra to install) or an object that is
+    neither a model nor a callable. Building a provider model constructs its
+    client but sends nothing.
+    """
+    if model is None:
+        model = os.environ.get(ENV_VAR) or "offline"
+    if isinstance(model, str):
+        return build_named(model)
+    if isinstance(model, Model):
+        return model
+    if callable(model):
+        return CallableModel(model)
+    raise ModelError(f"{model!r} is not a model: pass a name, a callable f(messages) -> str, or an object with stream()")
+
+
+def build_named(spec: str) -> Model:
+    """Return the model named ``spec`` (``"offline"`` or ``"<provider>:<model>"``)."""
+    spec = spec.strip()
+    if spec in ("offline", "offline:", "echo"):
+        return OfflineModel()
+    provider, _, name = spec.partition(":")
+    if provider not in PROVIDERS:
+        known = ", ".join(["offline", *(f"{p}:<model>" for p in PROVIDERS)])
+        raise ModelError(f"unknown model {spec!r}: use one of {known}")
+    if not name:
+        raise ModelError(f"model {spec!r} names no model: write {provider}:<model-name>")
+    import importlib
+
+    module, factory, extra = PROVIDERS[provider]
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise ModelError(f"model {spec!r} needs the {extra!r} extra: pip install 'durable_nb[{extra}]' ({e})") from None
+    return getattr(mod, factory)(name)
+
+
+def model_name(model: object) -> str:
+    """Return a short display name for a built model."""
+    return str(getattr(model, "name", None) or type(model).__name__)
+
+
+__all__ = ["ENV_VAR", "CallableModel", "Model", "ModelLike", "OfflineModel", "PROVIDERS", "build", "build_named", "model_name"]

@@ -1,0 +1,28 @@
+"""Entries, the views over a path, and the stores. Imports nothing from Jupyter."""
+
+from ..errors import CorruptLog, InvalidSessionId, SessionExists, SessionNotFound
+from .codec import DecodeError, decode, encode
+from .entry import (
+    CompactionEntry,
+    CustomEntry,
+    Entry,
+    MessageEntry,
+    custom_class,
+    is_ephemeral,
+    new_id,
+    now,
+    register_custom,
+)
+from .jsonlstore import JsonlStore, LegacyMetaWarning
+from .memstore import MemoryStore
+from .store import SessionRecord, Store, check_session_id
+from .tree import Node, index, path, tree
+from .view import display_text, model_view, repair_tool_calls, summary_message, transcript_view
+
+__all__ = [
+    "CompactionEntry", "CorruptLog", "CustomEntry", "DecodeError", "Entry", "InvalidSessionId", "JsonlStore",
+    "LegacyMetaWarning", "MemoryStore", "MessageEntry", "Node", "SessionExists", "SessionNotFound",
+    "SessionRecord", "Store", "check_session_id", "custom_class", "decode", "display_text", "encode", "index",
+    "is_ephemeral", "model_view", "new_id", "now", "path", "register_custom", "repair_tool_calls",
+    "summary_message", "transcript_view", "tree",
+]

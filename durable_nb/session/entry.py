@@ -1,0 +1,116 @@
+"""Entries: the nodes of a session's tree.
+
+Every entry has a header (``id``, ``parent_id``, ``created_at``). The parent
+pointer is the whole tree structure; a store is a flat, append-only log of
+entries. Three public shapes:
+
+- :class:`MessageEntry` wraps an :class:`~durable_nb.ai.Message` (meta and
+  ephemeral inputs are message entries whose *message* is injected);
+- :class:`CompactionEntry` summarises everything before ``first_kept_id``;
+- :class:`CustomEntry` is subclassed by applications for data that is stored
+  but never sent to the model (register the subclass with
+  :func:`register_custom` so stores decode it back into its class).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from ..ai import Injection, Message
+
+
+@dataclass(kw_only=True)
+class Entry:
+    """The header every entry shares. ``parent_id == ""`` marks a root."""
+
+    id: str = ""
+    parent_id: str = ""
+    created_at: str = ""
+
+
+@dataclass(kw_only=True)
+class MessageEntry(Entry):
+    """An entry that wraps one message (ordinary, meta or ephemeral)."""
+
+    message: Message
+
+    @property
+    def injected(self) -> Injection | None:
+        """The message's injection (``None`` for an ordinary message)."""
+        return self.message.injected
+
+
+@dataclass(kw_only=True)
+class CompactionEntry(Entry):
+    """A summary standing in for every entry before ``first_kept_id``.
+
+    ``first_kept_id == ""`` means nothing before the compaction entry is kept
+    verbatim. ``tokens_before`` is the (estimated) size of the context it
+    replaced. Nothing is deleted: branching to an earlier entry gives the
+    uncompacted conversation back.
+    """
+
+    summary: str = ""
+    first_kept_id: str = ""
+    tokens_before: int = 0
+
+
+@dataclass(kw_only=True)
+class CustomEntry(Entry):
+    """Application data: stored, never sent to the model.
+
+    Subclass it with extra fields (each with a default) and call
+    :func:`register_custom` once::
+
+        @dataclass
+        class Note(CustomEntry):
+            body: str = ""
+        register_custom("note", Note)
+
+    ``data`` holds fields the class does not declare (an unregistered kind
+    decodes to a bare ``CustomEntry`` whose ``data`` holds all of them), so a
+    round trip through a store loses nothing.
+    """
+
+    kind: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+_CUSTOM: dict[str, type[CustomEntry]] = {}
+
+
+def register_custom(kind: str, cls: type[CustomEntry]) -> None:
+    """Register ``cls`` as the class that stores decode custom entries of ``kind`` into.
+
+    Re-registering a kind replaces the earlier class (notebook cells get
+    re-run). Raises ``TypeError`` when ``cls`` is not a ``CustomEntry``
+    dataclass subclass, ``ValueError`` for an empty kind.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, CustomEntry)):
+        raise TypeError(f"register_custom needs a CustomEntry subclass, got {cls!r}")
+    if not kind:
+        raise ValueError("register_custom needs a non-empty kind")
+    _CUSTOM[kind] = cls
+
+
+def custom_class(kind: str) -> type[CustomEntry]:
+    """Return the class registered for ``kind``, or ``CustomEntry`` if none is."""
+    return _CUSTOM.get(kind, CustomEntry)
+
+
+def new_id() -> str:
+    """Return a fresh entry id: 12 random hex digits (48 bits)."""
+    return secrets.token_hex(6)
+
+
+def now() -> str:
+    """Return the current UTC time as an ISO 8601 string (microseconds, ``Z``)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def is_ephemeral(entry: Entry) -> bool:
+    """True for a message entry whose message is ephemeral."""
+    return isinstance(entry, MessageEntry) and entry.message.injected is Injection.EPHEMERAL

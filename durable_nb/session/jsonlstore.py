@@ -1,0 +1,243 @@
+"""The JSONL store: one append-only file per session, beside the notebook.
+
+``<root>/<id>.jsonl`` holds a ``session_init`` line, then one JSON object per
+entry (see :mod:`durable_nb.session.codec`). Writes are whole lines, made
+under an exclusive ``flock`` so two kernels appending to one session never
+interleave. A crash mid-write leaves at most one torn final line: load drops
+it, and the next append discards its bytes first, so the log keeps loading.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptLog, SessionExists, SessionNotFound
+from .codec import DecodeError, decode, encode
+from .entry import Entry, now
+from .store import SessionRecord, check_session_id
+
+
+class LegacyMetaWarning(UserWarning):
+    """A log carries the legacy top-level ``"meta": true`` flag that nothing reads (rule R13)."""
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+class JsonlStore:
+    """A store of ``<root>/<session id>.jsonl`` files.
+
+    ``root`` is created on first write. ``fsync=True`` makes every append
+    reach the disk before it returns (survives power loss, costs a flush per
+    append); without it an append survives the process being killed as soon
+    as it returns.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        self.root = Path(root)
+        self.fsync = fsync
+
+    def file(self, id: str) -> Path:
+        """Return the log file's path for session ``id`` (checked, may not exist)."""
+        return self.root / f"{check_session_id(id)}.jsonl"
+
+    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+        """Create ``<id>.jsonl`` with its ``session_init`` line.
+
+        Raises ``SessionExists`` if the file exists (atomic: two creators
+        racing get one success and one ``SessionExists``).
+        """
+        f = self.file(id)
+        self.root.mkdir(parents=True, exist_ok=True)
+        rec = SessionRecord(id, parent_id, now())
+        try:
+            fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise SessionExists(f"session {id!r} already exists in {self.root}") from None
+        try:
+            _write_all(fd, _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at}))
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        return rec
+
+    def _read(self, id: str) -> tuple[Path, bytes]:
+        f = self.file(id)
+        try:
+            return f, f.read_bytes()
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
+
+    def load_session(self, id: str) -> SessionRecord:
+        """Return the record from the ``session_init`` line. Reads only that line."""
+        f = self.file(id)
+        try:
+            with open(f, "rb") as fh:
+                first = fh.readline()
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
+        return _record(f, first)
+
+    def load_entries(self, id: str) -> list[Entry]:
+        """Return the session's entries in append order.
+
+        A torn final line (no newline, not valid JSON) is dropped; a bad line
+        anywhere else raises :class:`CorruptLog` naming file and line, as
+        does an unknown entry type. Entries with the legacy top-level
+        ``"meta"`` flag load as ordinary messages and one
+        :class:`LegacyMetaWarning` names the session and their count.
+        Cost: one read of the file and one JSON parse, O(size).
+        """
+        f, data = self._read(id)
+        objs, linenos = parse_lines(f, data)
+        entries: list[Entry] = []
+        legacy = 0
+        for lineno, obj in zip(linenos, objs):
+            if "meta" in obj:
+                legacy += 1
+            try:
+                entries.append(decode(obj))
+            except DecodeError as e:
+                raise CorruptLog(f"{f}:{lineno}: {e}") from None
+        if legacy:
+            warnings.warn(
+                f"session {id!r}: {legacy} entr{'y carries' if legacy == 1 else 'ies carry'} the legacy top-level "
+                '"meta": true flag, which nothing reads; they load as ordinary messages (visible in the '
+                "transcript, counted as turns). Upgrade a copy explicitly or start the session again.",
+                LegacyMetaWarning,
+                stacklevel=2,
+            )
+        return entries
+
+    def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
+        """Append entries as whole lines, under an exclusive lock.
+
+        Everything is encoded before anything is written (an unencodable
+        entry writes nothing). A torn tail left by a crash is discarded
+        first. Raises ``SessionNotFound`` when the file does not exist.
+        Cost: O(size of the new lines), independent of the log's size.
+        """
+        if not entries:
+            self.file(id)
+            return
+        payload = b"".join(_line(encode(e)) for e in entries)
+        f = self.file(id)
+        try:
+            fd = os.open(f, os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            _mend_tail(fd)
+            _write_all(fd, payload)
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)  # releases the lock
+
+    def list_sessions(self) -> list[SessionRecord]:
+        """Return the records of every ``*.jsonl`` session in ``root``, oldest first.
+
+        Files whose first line is not a ``session_init`` record are skipped.
+        """
+        out = []
+        if not self.root.is_dir():
+            return out
+        for f in self.root.glob("*.jsonl"):
+            try:
+                with open(f, "rb") as fh:
+                    out.append(_record(f, fh.readline()))
+            except (CorruptLog, OSError):
+                continue
+        out.sort(key=lambda r: (r.created_at, r.id))
+        return out
+
+
+def _record(f: Path, first: bytes) -> SessionRecord:
+    try:
+        init = json.loads(first)
+    except ValueError:
+        raise CorruptLog(f"{f}:1: the first line is not a session_init record") from None
+    if not isinstance(init, dict) or init.get("type") != "session_init" or "id" not in init:
+        raise CorruptLog(f"{f}:1: the first line is not a session_init record")
+    return SessionRecord(init["id"], init.get("parent_id") or "", init.get("created_at") or "")
+
+
+def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[int]]:
+    """Return the JSON objects of a log's entry lines (after ``session_init``)
+    and their 1-based line numbers.
+
+    Blank lines are skipped; a final line without a newline that does not
+    parse is a torn write and is dropped; any other bad line raises
+    :class:`CorruptLog` naming ``f`` and the line number. The common case is
+    one ``json.loads`` of all lines joined as an array.
+    """
+    lines = data.split(b"\n")
+    _record(f, lines[0])
+    tail = lines.pop()  # b"" when the file ends with a newline
+    body = lines[1:]
+    if tail:
+        try:
+            json.loads(tail)
+            body.append(tail)
+        except ValueError:
+            pass  # torn final line: dropped
+    try:
+        objs = json.loads(b"[" + b",".join(body) + b"]")
+        if all(type(o) is dict for o in objs):
+            return objs, range(2, 2 + len(objs))
+    except ValueError:
+        pass
+    objs, linenos = [], []
+    for i, line in enumerate(body, start=2):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            raise CorruptLog(f"{f}:{i}: not valid JSON ({e})") from None
+        if not isinstance(obj, dict):
+            raise CorruptLog(f"{f}:{i}: not a JSON object")
+        objs.append(obj)
+        linenos.append(i)
+    return objs, linenos
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _mend_tail(fd: int) -> None:
+    """Make the file end with a newline: complete a whole last line, cut a torn one."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    pos = size
+    chunk = 4096
+    while pos > 0:
+        start = max(0, pos - chunk)
+        block = os.pread(fd, pos - start, start)
+        k = block.rfind(b"\n")
+        if k >= 0:
+            cut = start + k + 1
+            break
+        pos = start
+    else:
+        cut = 0
+    tail = os.pread(fd, size - cut, cut)
+    try:
+        json.loads(tail)
+        _write_all(fd, b"\n")
+    except ValueError:
+        os.ftruncate(fd, cut)

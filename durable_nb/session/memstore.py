@@ -1,0 +1,56 @@
+"""An in-memory store, for tests and throwaway sessions."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from ..errors import SessionExists, SessionNotFound
+from .codec import decode, encode
+from .entry import Entry, now
+from .store import SessionRecord, check_session_id
+
+
+class MemoryStore:
+    """A store that keeps sessions in a dict; gone when the process ends.
+
+    Entries are kept as JSON text and decoded on load, exactly as a file
+    store would, so a loaded entry is never the caller's object, custom kinds
+    decode through the registry, and unserializable data fails on append.
+    Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, tuple[SessionRecord, list[str]]] = {}
+        self._lock = threading.Lock()
+
+    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+        check_session_id(id)
+        with self._lock:
+            if id in self._sessions:
+                raise SessionExists(f"session {id!r} already exists")
+            rec = SessionRecord(id, parent_id, now())
+            self._sessions[id] = (rec, [])
+            return rec
+
+    def _get(self, id: str) -> tuple[SessionRecord, list[str]]:
+        check_session_id(id)
+        try:
+            return self._sessions[id]
+        except KeyError:
+            raise SessionNotFound(f"no session {id!r} in this memory store") from None
+
+    def load_session(self, id: str) -> SessionRecord:
+        return self._get(id)[0]
+
+    def load_entries(self, id: str) -> list[Entry]:
+        """Return decoded copies of the session's entries, in append order. O(n)."""
+        return [decode(json.loads(s)) for s in list(self._get(id)[1])]
+
+    def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
+        encoded = [json.dumps(encode(e), ensure_ascii=False) for e in entries]
+        with self._lock:
+            self._get(id)[1].extend(encoded)
+
+    def list_sessions(self) -> list[SessionRecord]:
+        return [rec for rec, _ in self._sessions.values()]

@@ -1,0 +1,90 @@
+"""Walking the tree that parent pointers make: :func:`path` and :func:`tree`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .entry import Entry
+
+
+def index(entries: Iterable[Entry]) -> dict[str, Entry]:
+    """Return ``{id: entry}``; with duplicate ids the later entry wins. O(n)."""
+    return {e.id: e for e in entries}
+
+
+def path(entries: Iterable[Entry] | Mapping[str, Entry], leaf_id: str) -> list[Entry]:
+    """Return the entries from the root down to ``leaf_id``, root first.
+
+    ``entries`` is a list of entries or an ``{id: entry}`` mapping (pass a
+    mapping you keep up to date to skip the O(n) indexing). An empty or
+    unknown ``leaf_id`` gives ``[]``. The walk stops at a parent it cannot
+    resolve (so the result starts below the gap) and at a cycle (each entry
+    appears once). Cost: O(depth) with a mapping, O(n) otherwise.
+    """
+    by_id = entries if isinstance(entries, Mapping) else index(entries)
+    out: list[Entry] = []
+    seen: set[str] = set()
+    cur = by_id.get(leaf_id) if leaf_id else None
+    while cur is not None and cur.id not in seen:
+        seen.add(cur.id)
+        out.append(cur)
+        cur = by_id.get(cur.parent_id) if cur.parent_id else None
+    out.reverse()
+    return out
+
+
+@dataclass(eq=False)
+class Node:
+    """One entry of :func:`tree` and its children, oldest first."""
+
+    entry: Entry
+    children: list["Node"] = field(default_factory=list)
+
+
+def tree(entries: Iterable[Entry]) -> list[Node]:
+    """Return the forest of ``entries``: root nodes in log order.
+
+    Children are in log (append) order, oldest first. An entry whose parent
+    is missing (an orphan) becomes a root. Entries caught in a parent cycle
+    are reached by cutting the cycle at its first entry in log order, which
+    becomes a root. With duplicate ids the first entry keeps the id. O(n).
+    """
+    entries = list(entries)
+    nodes: dict[str, Node] = {}
+    order: list[Node] = []
+    for e in entries:
+        n = Node(e)
+        order.append(n)
+        nodes.setdefault(e.id, n)
+    roots: list[Node] = []
+    parent_of: dict[int, Node] = {}
+    for n in order:
+        p = nodes.get(n.entry.parent_id) if n.entry.parent_id else None
+        if p is None or p is n:
+            roots.append(n)
+        else:
+            parent_of[id(n)] = p
+            p.children.append(n)
+    # Entries in a cycle never reach a root: find them and cut each cycle.
+    reached: set[int] = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        reached.add(id(n))
+        stack.extend(n.children)
+    if len(reached) < len(order):
+        for n in order:
+            if id(n) in reached:
+                continue
+            p = parent_of.pop(id(n))
+            p.children.remove(n)
+            roots.append(n)
+            stack = [n]
+            while stack:
+                m = stack.pop()
+                reached.add(id(m))
+                stack.extend(m.children)
+        pos = {id(n): i for i, n in enumerate(order)}
+        roots.sort(key=lambda n: pos[id(n)])
+    return roots
