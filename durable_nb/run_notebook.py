@@ -47,11 +47,12 @@ def request_metadata(cell: NotebookNode) -> dict:
     """Return the execute request ``metadata`` JupyterLab 4 sends for ``cell``.
 
     That is a copy of the cell's whole metadata (``tags`` included) plus
-    ``cellId``, ``deletedCells`` and ``recordTiming``, as observed from
-    JupyterLab 4.6 (see ``/work/shared/notes/JUPYTER.md``).
+    ``trusted``, ``deletedCells``, ``recordTiming`` and ``cellId``, as
+    JupyterLab 4.6 sends them for a freshly opened notebook (the end-to-end
+    test compares the two).
     """
     md = copy.deepcopy(dict(cell.get("metadata", {})))
-    md.update({"deletedCells": [], "recordTiming": False, "cellId": cell.get("id", "")})
+    md.update({"trusted": False, "deletedCells": [], "recordTiming": False, "cellId": cell.get("id", "")})
     return md
 
 
@@ -120,6 +121,7 @@ def run_notebook(
     client = NotebookClient(
         nb,
         timeout=timeout,
+        record_timing=False,  # as JupyterLab's default; keeps cell metadata as it was
         kernel_name=kernel_name or nb.metadata.get("kernelspec", {}).get("name", "python3"),
         resources={"metadata": {"path": str(workdir)}},
     )
