@@ -67,9 +67,12 @@ def ensure_cell_ids(nb: NotebookNode) -> None:
             c.setdefault("id", f"cell-{i}")
 
 
-def kernel_env() -> dict[str, str]:
-    """Return the kernel's environment: ours, with :data:`PACKAGE_ROOT` first on ``PYTHONPATH``."""
+def kernel_env(notebook: Path) -> dict[str, str]:
+    """Return the kernel's environment: ours, with :data:`PACKAGE_ROOT` first on
+    ``PYTHONPATH`` and ``JPY_SESSION_NAME`` set to the notebook's absolute path,
+    as jupyter_server sets it (so the kernel knows its notebook's name)."""
     env = dict(os.environ)
+    env["JPY_SESSION_NAME"] = str(notebook.resolve())
     parts = [PACKAGE_ROOT, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != PACKAGE_ROOT]]
     env["PYTHONPATH"] = os.pathsep.join(parts)
     return env
@@ -104,7 +107,8 @@ def run_notebook(
     """Execute the notebook at ``path`` and return it with its outputs.
 
     The kernel starts in ``cwd`` (default: the notebook's folder, as in
-    JupyterLab) with this checkout first on ``PYTHONPATH``. Each code cell's
+    JupyterLab) with this checkout first on ``PYTHONPATH`` and
+    ``JPY_SESSION_NAME`` naming the notebook (see :func:`kernel_env`). Each code cell's
     metadata and id reach the kernel in its execute request (see
     :func:`request_metadata`). Cells run in order; a cell that takes longer
     than ``timeout`` seconds fails. The file at ``path`` is not modified.
@@ -135,7 +139,7 @@ def run_notebook(
     client.on_cell_execute = on_execute
     client.on_cell_complete = on_complete
     try:
-        client.execute(env=kernel_env())
+        client.execute(env=kernel_env(path))
     except CellExecutionError:
         i = next((k for k, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))), -1)
         cell = nb.cells[i] if i >= 0 else None

@@ -39,7 +39,7 @@ def test_tags_and_cell_id_reach_the_kernel_and_do_not_leak(tmp_path):
         (READ_METADATA, ["meta"]),
         (READ_METADATA, []),
         (READ_METADATA, ["ephemeral", "note"]),
-        ("import os, durable_nb; print(os.getcwd()); print(durable_nb.__file__)", []),
+        ("import os, durable_nb; print(os.getcwd()); print(durable_nb.__file__); print(__session__)", []),
     ])
     before = src.read_bytes()
     nb = run_notebook(src)
@@ -47,7 +47,8 @@ def test_tags_and_cell_id_reach_the_kernel_and_do_not_leak(tmp_path):
     assert seen[0]["tags"] == ["meta"] and seen[0]["cellId"] == "c0"
     assert "tags" not in seen[1] and seen[1]["cellId"] == "c1"  # the previous cell's tags are cleared
     assert seen[2]["tags"] == ["ephemeral", "note"] and seen[2]["cellId"] == "c2"
-    cwd, pkg = stdout(nb.cells[3]).split()
+    cwd, pkg, session_name = stdout(nb.cells[3]).split()
+    assert session_name == str(src)  # as jupyter_server sets it: the kernel knows its notebook
     assert Path(cwd) == tmp_path  # the kernel starts in the notebook's folder, as in JupyterLab
     assert Path(pkg).parent.parent == ROOT  # and imports this checkout
     assert src.read_bytes() == before  # the source notebook is not modified
