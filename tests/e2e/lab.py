@@ -176,10 +176,17 @@ RUN_FINISHED = """() => {
 
 
 def open_notebook(page, server: LabServer, notebook: str, timeout_ms: int = 60_000) -> None:
-    """Open ``notebook`` (relative to the server's root) and wait until its kernel is connected and idle."""
-    page.goto(server.url(notebook))
+    """Open ``notebook`` (relative to the server's root) and wait until its kernel is connected and idle.
+
+    ``?reset`` starts from an empty workspace, so tabs of earlier tests are not restored.
+    """
+    page.goto(server.url(notebook) + "&reset")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout_ms)
-    page.wait_for_function(KERNEL_READY, timeout=timeout_ms)
+    try:
+        page.wait_for_function(KERNEL_READY, timeout=timeout_ms)
+    except Exception:
+        page.screenshot(path=Path(__file__).parent / "screenshots" / "kernel-not-ready.png")
+        raise
 
 
 def run_all(page, timeout_ms: int = 60_000) -> dict:
@@ -190,7 +197,11 @@ def run_all(page, timeout_ms: int = 60_000) -> dict:
     page.locator('.lm-MenuBar-itemLabel:text-is("Run")').click()
     page.locator('.lm-Menu-itemLabel:text-is("Run All Cells")').click()
     page.wait_for_timeout(300)  # let the first execute request leave before polling for idle
-    page.wait_for_function(RUN_FINISHED, timeout=timeout_ms, polling=200)
+    try:
+        page.wait_for_function(RUN_FINISHED, timeout=timeout_ms, polling=200)
+    except Exception:
+        page.screenshot(path=Path(__file__).parent / "screenshots" / "run-not-finished.png")
+        raise
     nb = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.model.toJSON()")
     for i, c in enumerate(nb["cells"]):
         for o in c.get("outputs", []):
