@@ -45,7 +45,7 @@ def provider_error(
     names = {c.__name__ for c in type(exc).__mro__}
     if isinstance(status, int) and status < 400:  # an error event inside a 200 stream
         kind = _error_type(exc)
-        text = (f"{provider}: {kind + ' ' if kind else ''}error from {where} while streaming: {_detail(exc)} — "
+        text = (f"{provider}: {kind or 'error'} from {where} while streaming: {_detail(exc)} — "
                 f"try again (run the cell again)")
     elif isinstance(status, int):
         detail = _detail(exc)
