@@ -9,7 +9,10 @@ A model is either
 - any plain callable ``f(messages) -> str | ai.Message`` (a fake model in one
   line); or
 - a name: ``"offline"`` (the default) or ``"<provider>:<model>"`` such as
-  ``"openai:gpt-4.1-mini"``; ``None`` means ``$DURABLE_NB_MODEL`` or offline.
+  ``"openai:gpt-4.1-mini"``, ``"anthropic:claude-sonnet-4-5"`` or
+  ``"llm:<model-id>"``; ``openai`` and ``anthropic`` also take
+  ``"<provider>:<model>@<base URL>"`` (a local server, a proxy);
+  ``None`` means ``$DURABLE_NB_MODEL`` or offline.
 
 :func:`build` turns any of these into a :class:`Model`. Provider SDKs are
 imported only when their model is built.
