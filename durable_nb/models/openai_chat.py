@@ -44,7 +44,8 @@ def to_openai(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
     - assistant tool calls become ``tool_calls`` (arguments as JSON text);
       a ``tool_result`` becomes a ``tool`` message with its ``tool_call_id``.
       The API takes only text in a tool message, so a result's images and
-      files follow the run of tool messages as one ``user`` message;
+      files follow the run of tool messages as one ``user`` message; the API
+      has no error flag, so ``is_error`` rests on the result's own text;
     - images (PNG, JPEG, WebP, GIF) go as data URLs, PDFs as ``file`` parts,
       text files inline; anything else is replaced by a note saying so.
 

@@ -63,6 +63,12 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
     data = store_bytes(root)
     assert b"Answer in French." in data and b"Today is Monday." not in data  # meta kept, ephemeral not
 
+    wire.add(openai_stream(["Merci !"]))
+    agent.run("Merci").wait()  # the next run: the meta message again, the ephemeral one no more
+    first = expected_messages(agent)
+    assert wire.requests[1].body["messages"] == first[:6] + first[7:] + [
+        {"role": "assistant", "content": "Demain, ce sera mardi."}, {"role": "user", "content": "Merci"}]
+
 
 def test_env_vars_work_unchanged_and_the_key_never_reaches_the_store(wire, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
@@ -181,3 +187,15 @@ def test_tool_calls_in_a_reply_come_back_and_round_trip(wire, tmp_path):
         {"role": "tool", "tool_call_id": "call_9", "content": "3 hits"},
         {"role": "user", "content": "Summarise"},
     ]
+
+
+def test_a_base_url_keyword_or_an_own_client_works_too(wire):
+    import openai
+
+    from durable_nb.models.openai_chat import OpenAIChat
+
+    wire.add(openai_stream(["a"]), openai_stream(["b"]))
+    by_keyword = OpenAIChat("gpt-test", base_url=f"{wire.url}/v1")
+    own_client = OpenAIChat("gpt-test", client=openai.OpenAI(base_url=f"{wire.url}/v1", api_key="k", max_retries=0))
+    assert [list(m.stream([ai.user_message("hi")]))[0] for m in (by_keyword, own_client)] == ["a", "b"]
+    assert [r.headers["authorization"] for r in wire.requests] == ["Bearer no-key-needed", "Bearer k"]
