@@ -26,7 +26,7 @@ from .. import ai
 from ..errors import ModelError
 from . import split_base_url
 from .blocks import b64, block_text, is_text_file, omitted
-from .failures import provider_error, safe_url
+from .failures import provider_error, redact, safe_url
 
 PROVIDER = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
@@ -144,7 +144,8 @@ class AnthropicMessages:
             try:
                 client = anthropic.Anthropic(base_url=base_url)
             except anthropic.AnthropicError as e:
-                raise ModelError(f"{self.name} cannot start: {e}") from None
+                secrets = [os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN")]
+                raise ModelError(f"{self.name} cannot start: {redact(str(e), secrets)}") from None
             if not (client.api_key or client.auth_token or getattr(client, "_token_cache", None)):
                 if not custom:
                     raise ModelError(NO_KEY.format(name=self.name))
