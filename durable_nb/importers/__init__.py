@@ -59,7 +59,7 @@ def detect(first: dict) -> str | None:
     no ``type``) → codex; a Claude Code record type or a ``sessionId``/``uuid``
     field → claude_code.
     """
-    t = first.get("type")
+    t = first.get("type") if isinstance(first.get("type"), str) else None
     if t == "session_init":
         return "durable_nb"
     if t == "session":
@@ -93,6 +93,8 @@ def open_session(path: str | Path) -> Imported:
     if not p.is_file():
         raise DurableError(f"no session log at {p}")
     data = p.read_bytes()
+    if not data.strip():
+        raise DurableError(f"{p}: the file is empty, so it holds no session")
     first_line = data.lstrip().split(b"\n", 1)[0]
     try:
         first = json.loads(first_line)

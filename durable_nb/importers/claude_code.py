@@ -39,7 +39,9 @@ from typing import Any
 
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry
-from .common import Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, safe_session_id
+from .common import (
+    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, safe_session_id, text, text_of, tool_call,
+)
 
 META_ORIGIN = "claude_code:isMeta"
 _MESSAGE_BLOCKS = ("text", "image", "document", "tool_use", "server_tool_use")
@@ -54,7 +56,7 @@ def _blocks(content: Any) -> tuple[list[ai.Block], list[dict[str, Any]]]:
     for b in content or []:
         t = b.get("type")
         if t == "text":
-            out.append(ai.Text(b["text"]))
+            out.append(text(b["text"]))
         elif t in ("image", "document"):
             src = b.get("source") or {}
             if t == "image" or str(src.get("media_type", "")).startswith("image/"):
@@ -64,8 +66,7 @@ def _blocks(content: Any) -> tuple[list[ai.Block], list[dict[str, Any]]]:
             else:
                 out.append(ai.Text(f"[document {src.get('media_type', '')}: not shown]"))
         elif t in ("tool_use", "server_tool_use"):
-            args = b.get("input")
-            out.append(ai.ToolCall(b["id"], b["name"], args if isinstance(args, dict) else {"input": args}))
+            out.append(tool_call(b.get("id"), b.get("name"), b.get("input"), "input"))
         else:
             other.append(b)
     return out, other
@@ -169,7 +170,7 @@ class _Reader:
             pre = meta.get("preTokens")
             self.add(CompactionEntry(
                 id=uuid, parent_id=p, created_at=at if isinstance(at, str) else "",
-                summary=_text(m.get("content")), first_kept_id="",
+                summary=text_of(m.get("content")), first_kept_id="",
                 tokens_before=pre if isinstance(pre, int) else 0,
             ))
             self.alias[uuid] = uuid
@@ -235,12 +236,6 @@ class _Reader:
                 "not in this file; the conversation after the compaction starts a new root"
             )
         return self.entries, self.leaf or self.fallback_leaf or (self.entries[-1].id if self.entries else "")
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
 def load(path: Path, records: list[Record]) -> Loaded:

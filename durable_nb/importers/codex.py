@@ -36,7 +36,7 @@ from typing import Any
 
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry
-from .common import Loaded, Record, custom, data_url_image, dedupe, guarded, message, safe_session_id
+from .common import Loaded, Record, custom, data_url_image, dedupe, guarded, message, safe_session_id, text, text_of, tool_call
 
 # Text prefixes of the user-role messages Codex writes itself, and the origin each gets.
 CONTEXT_PREFIXES = (
@@ -70,11 +70,11 @@ def _blocks(content: Any) -> list[ai.Block]:
     for b in content or []:
         t = b.get("type")
         if t in ("input_text", "output_text", "text"):
-            out.append(ai.Text(b["text"]))
+            out.append(text(b["text"]))
         elif t == "input_image":
             out.append(data_url_image(b.get("image_url")))
         elif t == "refusal":
-            out.append(ai.Text(b.get("refusal", "")))
+            out.append(text(b.get("refusal", "")))
     return out
 
 
@@ -98,10 +98,10 @@ def _call(p: dict[str, Any]) -> ai.ToolCall:
             args = json.loads(raw) if isinstance(raw, str) else raw
         except ValueError:
             args = None
-        return ai.ToolCall(cid, p["name"], args if isinstance(args, dict) else {"arguments": raw})
+        return tool_call(cid, p.get("name"), args if isinstance(args, dict) else raw)
     if t == "custom_tool_call":
-        return ai.ToolCall(cid, p["name"], {"input": p.get("input")})
-    return ai.ToolCall(cid, "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {})
+        return tool_call(cid, p.get("name"), {"input": p.get("input")})
+    return tool_call(cid, "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {})
 
 
 def _typed_user_items(records: list[tuple[int, dict[str, Any]]]) -> tuple[set[int], bool]:
@@ -121,7 +121,7 @@ def _typed_user_items(records: list[tuple[int, dict[str, Any]]]) -> tuple[set[in
             else:
                 pending_event = True
         elif obj.get("type") == "response_item" and p.get("type") == "message" and p.get("role") == "user":
-            if context_origin(_text(p.get("content"))):
+            if context_origin(text_of(p.get("content"))):
                 continue
             if pending_event:
                 typed.add(lineno)
@@ -129,12 +129,6 @@ def _typed_user_items(records: list[tuple[int, dict[str, Any]]]) -> tuple[set[in
             else:
                 pending_item = lineno
     return typed, seen
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
 class _Reader:
@@ -194,7 +188,7 @@ class _Reader:
             if role in ("developer", "system"):
                 origin = origin or f"codex:{role}"
             elif role == "user" and not origin:
-                origin = context_origin(_text(p.get("content")))
+                origin = context_origin(text_of(p.get("content")))
                 if origin is None and self.has_events and lineno not in self.typed:
                     origin = "codex:injected"
             elif role != "user":
@@ -217,7 +211,7 @@ class _Reader:
         history = p.get("replacement_history") if isinstance(p.get("replacement_history"), list) else []
         summary = p.get("message") if isinstance(p.get("message"), str) else ""
         if history:
-            texts = [_text(h.get("content")) for h in history if isinstance(h, dict)]
+            texts = [text_of(h.get("content")) for h in history if isinstance(h, dict)]
             if not summary.strip() or any(summary.strip() in t for t in texts):
                 summary = REPLACED
         self.add(CompactionEntry(id=id, parent_id=self.cur, created_at=at if isinstance(at, str) else "",

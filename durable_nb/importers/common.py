@@ -119,6 +119,30 @@ def message(id: str, parent_id: str, created_at: Any, msg: ai.Message) -> Messag
     return MessageEntry(id=id, parent_id=parent_id or "", created_at=_at(created_at), message=msg)
 
 
+def need_str(v: Any, what: str, empty_ok: bool = False) -> str:
+    """Return ``v`` if it is a (non-empty, unless ``empty_ok``) string; else raise ``ValueError`` (a bad record)."""
+    if not isinstance(v, str) or not (v or empty_ok):
+        raise ValueError(f"{what} is {v!r}, not a {'' if empty_ok else 'non-empty '}string")
+    return v
+
+
+def text(v: Any) -> ai.Text:
+    """Return a text block; raises ``ValueError`` (a bad record) when ``v`` is not a string."""
+    if not isinstance(v, str):
+        raise ValueError(f"text is {type(v).__name__}, not a string")
+    return ai.Text(v)
+
+
+def tool_call(id: Any, name: Any, arguments: Any, wrap: str = "arguments") -> ai.ToolCall:
+    """Return a tool call; ``arguments`` that are not an object are kept as ``{wrap: arguments}``.
+
+    Raises ``ValueError`` (a bad record) when ``id`` or ``name`` is not a non-empty string.
+    """
+    if not isinstance(id, str) or not id or not isinstance(name, str) or not name:
+        raise ValueError("a tool call needs a string id and name")
+    return ai.ToolCall(id, name, arguments if isinstance(arguments, dict) else {wrap: arguments})
+
+
 def image_block(data: Any, mime_type: Any) -> ai.Block:
     """Return an :class:`~durable_nb.ai.Image` of base64 ``data``, or a text placeholder
     naming the image when the data is missing or not base64 (the model view shows the placeholder)."""

@@ -28,7 +28,9 @@ from typing import Any
 
 from .. import ai
 from ..session import CompactionEntry, Entry
-from .common import Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, safe_session_id
+from .common import (
+    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, need_str, safe_session_id, text, tool_call,
+)
 
 BRANCH_PREFIX = "Summary of a branch this conversation came back from:\n\n"
 
@@ -37,16 +39,17 @@ def blocks(content: Any) -> list[ai.Block]:
     """Return the text and image blocks of pi message content (a string or a block list)."""
     if isinstance(content, str):
         return [ai.Text(content)]
+    if not isinstance(content, list):
+        raise ValueError(f"message content is {type(content).__name__}, not a string or a list")
     out: list[ai.Block] = []
     for b in content or []:
         t = b.get("type")
         if t == "text":
-            out.append(ai.Text(b["text"]))
+            out.append(text(b["text"]))
         elif t == "image":
             out.append(image_block(b.get("data"), b.get("mimeType")))
         elif t == "toolCall":
-            args = b.get("arguments")
-            out.append(ai.ToolCall(b["id"], b["name"], args if isinstance(args, dict) else {"arguments": args}))
+            out.append(tool_call(b.get("id"), b.get("name"), b.get("arguments")))
     return out
 
 
@@ -79,9 +82,9 @@ def load(path: Path, records: list[Record]) -> Loaded:
 
 
 def _entry(obj: dict[str, Any], root_id: str) -> list[Entry]:
-    t = obj["type"]
-    id = obj["id"]
-    parent = obj.get("parentId") or root_id
+    t = need_str(obj.get("type"), "type")
+    id = need_str(obj.get("id"), "id")
+    parent = need_str(obj.get("parentId") or root_id, "parentId")
     at = obj.get("timestamp")
     if t == "message":
         return _message(obj, id, parent, at)
