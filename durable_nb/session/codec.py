@@ -175,12 +175,6 @@ def decode(d: dict[str, Any]) -> Entry:
     if not isinstance(d, dict):
         raise DecodeError("entry is not a JSON object")
     t = d.get("type")
-    if t in ("message", "compaction", "custom"):
-        if "id" in d and not isinstance(d["id"], str):
-            raise DecodeError(f"{t} entry id is not a string")
-        for k in ("parent_id", "created_at"):
-            if d.get(k) and not isinstance(d[k], str):
-                raise DecodeError(f"{t} entry {k} is not a string")
     try:
         if t == "message":
             return MessageEntry(

@@ -27,12 +27,3 @@ def test_a_log_with_a_number_as_text_fails_on_load_naming_the_line(tmp_path):
     )
     with pytest.raises(CorruptLog, match=r"s\.jsonl:2: text block text is not a string"):
         JsonlStore(tmp_path).load_entries("s")
-
-
-@pytest.mark.parametrize("field, value", [("id", 5), ("parent_id", ["a"]), ("created_at", {"t": 1})])
-def test_entry_headers_of_the_wrong_type_are_decode_errors(field, value):
-    from durable_nb.session.codec import decode
-
-    d = {"type": "custom", "id": "a", "kind": "k", field: value}
-    with pytest.raises(DecodeError, match=field):
-        decode(d)
