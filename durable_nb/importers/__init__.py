@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..durable import Agent
 from ..errors import CorruptLog, DurableError
-from ..session import Entry, MemoryStore
+from ..session import DecodeError, Entry, MemoryStore
 
 
 @dataclass
@@ -112,7 +112,10 @@ def open_session(path: str | Path) -> Imported:
         module = {"pi": pi, "claude_code": claude_code, "codex": codex}[fmt]
         loaded = module.load(p, records)
         loaded.warnings[:0] = notes
-    agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
+    try:
+        agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
+    except DecodeError as e:  # a value no converter checked; still a clear error naming the file
+        raise CorruptLog(f"{p}: {e}") from None
     return Imported(agent, fmt, p, loaded.warnings)
 
 

@@ -40,11 +40,11 @@ from typing import Any
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry
 from .common import (
-    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, safe_session_id, text, text_of, tool_call,
+    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, need_str, safe_session_id, text,
+    text_of, tool_call,
 )
 
 META_ORIGIN = "claude_code:isMeta"
-_MESSAGE_BLOCKS = ("text", "image", "document", "tool_use", "server_tool_use")
 
 
 def _blocks(content: Any) -> tuple[list[ai.Block], list[dict[str, Any]]]:
@@ -125,7 +125,8 @@ class _Reader:
             self.alias[uuid] = uuid
             self.boundaries[uuid] = obj
         else:
-            kind = f"claude_code.{t}" + (f".{obj['subtype']}" if t == "system" and isinstance(obj.get("subtype"), str) else "")
+            sub = obj.get("subtype") if t == "system" and isinstance(obj.get("subtype"), str) else ""
+            kind = f"claude_code.{t}" + (f".{sub}" if sub else "")
             self.add(custom(kind, obj, uuid, self.parent(obj.get("parentUuid")), at))
             self.alias[uuid] = uuid
         self.last_uuid_entry = self.alias.get(uuid, uuid)
@@ -158,7 +159,8 @@ class _Reader:
         g.message.usage = int_usage(m.get("usage")) or g.message.usage
         if other:  # thinking etc.: a custom entry slotted in just before the message
             kind = "claude_code." + "+".join(sorted({str(b.get("type")) for b in other}))
-            c = self.add(custom(kind, {"blocks": other, "uuid": uuid}, f"{uuid}.{other[0].get('type')}", g.parent_id, at))
+            cid = f"{uuid}.{other[0].get('type')}"
+            c = self.add(custom(kind, {"blocks": other, "uuid": uuid}, cid, g.parent_id, at))
             g.parent_id = c.id
         self.alias[uuid] = g.id
 
@@ -187,10 +189,12 @@ class _Reader:
                 parent = self.tail.get(owner, owner) if owner else p
             else:
                 parent = last
-            inner, _ = _blocks(b.get("content") if b.get("content") is not None else "")
+            inner, odd = _blocks(b.get("content") if b.get("content") is not None else "")
+            inner += [ai.Text(f"[{o.get('type')} block]") for o in odd]  # named, not dropped
             msg = ai.Message(
-                role="tool_result", content=inner, tool_call_id=b["tool_use_id"],
-                tool_name=self.tool_names.get(b["tool_use_id"]), is_error=bool(b.get("is_error")),
+                role="tool_result", content=inner, is_error=bool(b.get("is_error")),
+                tool_call_id=need_str(b.get("tool_use_id"), "tool_use_id"),
+                tool_name=self.tool_names.get(b["tool_use_id"]),
             )
             self.add(message(rid, parent, at, msg))
             if owner:

@@ -36,7 +36,10 @@ from typing import Any
 
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry
-from .common import Loaded, Record, custom, data_url_image, dedupe, guarded, message, safe_session_id, text, text_of, tool_call
+from .common import (
+    Loaded, Record, custom, data_url_image, dedupe, guarded, message, need_str, safe_session_id, text, text_of,
+    tool_call,
+)
 
 # Text prefixes of the user-role messages Codex writes itself, and the origin each gets.
 CONTEXT_PREFIXES = (
@@ -163,7 +166,8 @@ class _Reader:
         elif t == "event_msg" and pt == "thread_rolled_back":
             self.rollback(id, obj, p, at)
         else:
-            kind = f"codex.{t if isinstance(t, str) and t else 'record'}" + (f".{pt}" if t == "event_msg" and pt else "")
+            kind = f"codex.{t if isinstance(t, str) and t else 'record'}"
+            kind += f".{pt}" if t == "event_msg" and pt else ""
             self.add(custom(kind, obj, id, self.cur, at))
 
     def item(self, id: str, lineno: int, p: dict[str, Any], at: Any, injected: str | None = None) -> None:
@@ -198,7 +202,7 @@ class _Reader:
                              injected=ai.Injection.META if origin else None, origin=origin)
             self.add(message(id, self.cur, at, msg))
         elif t in _OUTPUT_ITEMS:
-            cid = p.get("call_id") or ""
+            cid = need_str(p.get("call_id"), "call_id")
             msg = ai.Message(role="tool_result", content=_output_blocks(p.get("output")), tool_call_id=cid,
                              tool_name=self.tool_names.get(cid), injected=ai.Injection.META if injected else None,
                              origin=injected)

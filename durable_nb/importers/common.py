@@ -201,7 +201,7 @@ def dedupe(entries: list[Entry], notes: list[str], source: str) -> list[Entry]:
         seen[e.id] = enc
         out.append(e)
     if dropped:
-        notes.append(f"{source}: {dropped} repeated record(s) with an id already seen were identical and are shown once")
+        notes.append(f"{source}: {dropped} record(s) repeat an earlier record exactly (same id); they are shown once")
     if renamed:
-        notes.append(f"{source}: {renamed} record(s) reuse an id already taken by a different record; they got a '~N' suffix")
+        notes.append(f"{source}: {renamed} record(s) reuse an id taken by a different record; they get a '~N' suffix")
     return out

@@ -29,7 +29,8 @@ from typing import Any
 from .. import ai
 from ..session import CompactionEntry, Entry
 from .common import (
-    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, need_str, safe_session_id, text, tool_call,
+    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, need_str, safe_session_id, text,
+    tool_call,
 )
 
 BRANCH_PREFIX = "Summary of a branch this conversation came back from:\n\n"
@@ -97,7 +98,8 @@ def _entry(obj: dict[str, Any], root_id: str) -> list[Entry]:
             tokens_before=int(obj.get("tokensBefore") or 0),
         )]
     if t == "branch_summary" and obj.get("summary"):
-        msg = ai.Message(role="user", content=[ai.Text(BRANCH_PREFIX + str(obj["summary"]))], origin="pi:branch_summary")
+        summary = ai.Text(BRANCH_PREFIX + str(obj["summary"]))
+        msg = ai.Message(role="user", content=[summary], origin="pi:branch_summary")
         return [message(id, parent, at, msg)]
     return [custom(f"pi.{t}", obj, id, parent, at)]
 
@@ -131,8 +133,9 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
         return out
     if role == "toolResult":
         msg = ai.Message(
-            role="tool_result", content=blocks(m.get("content")), tool_call_id=m["toolCallId"],
-            tool_name=m.get("toolName") if isinstance(m.get("toolName"), str) else None, is_error=bool(m.get("isError")),
+            role="tool_result", content=blocks(m.get("content")), is_error=bool(m.get("isError")),
+            tool_call_id=need_str(m.get("toolCallId"), "toolCallId"),
+            tool_name=m.get("toolName") if isinstance(m.get("toolName"), str) else None,
         )
         return [message(id, parent, at, msg)]
     if role in ("custom", "hookMessage"):

@@ -91,7 +91,8 @@ def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> 
     for i in legacy:
         e = entries[i]
         if isinstance(e, MessageEntry) and e.id in flagged and e.message.injected is None:
-            e.message = dataclasses.replace(e.message, injected=ai.Injection.META, origin=e.message.origin or LEGACY_ORIGIN)
+            origin = e.message.origin or LEGACY_ORIGIN
+            e.message = dataclasses.replace(e.message, injected=ai.Injection.META, origin=origin)
     src = safe_session_id(_header_id(p, data), p.stem)
     store.create_session(new_session_id, parent_id=src)
     store.append_entries(new_session_id, entries)

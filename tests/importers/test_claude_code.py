@@ -36,7 +36,8 @@ def test_one_api_response_over_several_lines_is_one_assistant_message():
     split = [o for o in lines if o["message"]["id"].endswith("TgDSj7e6")]
     assert len(split) == 4  # text, thinking, tool_use, tool_use: four lines in the file
     merged = a.entry(split[0]["uuid"])
-    assert [c.id for c in merged.message.tool_calls()] == ["toolu_01DKTWcKpZ2ksZQmoKKfxiw6", "toolu_01JJds55jYrYwd9TktNGndRY"]
+    calls = [c.id for c in merged.message.tool_calls()]
+    assert calls == ["toolu_01DKTWcKpZ2ksZQmoKKfxiw6", "toolu_01JJds55jYrYwd9TktNGndRY"]
     # The thinking block is kept as a custom entry right before the message, never sent to the model.
     thinking = a.entry(merged.parent_id)
     assert isinstance(thinking, CustomEntry) and thinking.kind == "claude_code.thinking"

@@ -45,7 +45,8 @@ def test_developer_messages_and_untyped_user_context_are_meta_in_a_redacted_roll
     calls = sorted(c.id for m in msgs for c in m.tool_calls())
     assert calls == sorted(m.tool_call_id for m in msgs if m.role == "tool_result") and len(calls) == 5
     # Every line is kept: one entry per line (the merged response reuses its first line's id).
-    assert len(a.entries()) + sum(1 for m in msgs if m.role == "assistant" and m.tool_calls()) == len(raw_lines(LOCALPUSH))
+    merged = sum(1 for m in msgs if m.role == "assistant" and m.tool_calls())
+    assert len(a.entries()) + merged == len(raw_lines(LOCALPUSH))
 
 
 def test_compacted_with_replacement_history():
@@ -83,8 +84,9 @@ def test_rollback_leaves_the_undone_turn_on_a_side_branch():
     assert "Delete the build folder." in everything and "Deleted build/." in everything
     assert "Delete the build folder." not in on_path and "Deleted build/." not in on_path
     assert "Show the build folder size instead." in on_path
-    undone = next(e for e in a.entries() if isinstance(e, MessageEntry) and e.message.text() == "Delete the build folder.")
-    redo = next(e for e in a.entries() if isinstance(e, MessageEntry) and e.message.text().startswith("Show the build"))
+    messages = [e for e in a.entries() if isinstance(e, MessageEntry)]
+    undone = next(e for e in messages if e.message.text() == "Delete the build folder.")
+    redo = next(e for e in messages if e.message.text().startswith("Show the build"))
     assert a.entry(redo.parent_id).kind == "codex.event_msg.thread_rolled_back"
     assert a.entry(redo.parent_id).parent_id == undone.parent_id  # same place in the tree: siblings
 
@@ -101,6 +103,6 @@ def test_plain_compacted_summary_and_parallel_calls():
     assert [m.origin for m in msgs[:3]] == ["codex:developer", "codex:AGENTS.md", "codex:environment_context"]
     running = next(m for m in msgs if m.text() == "Running them.")
     assert [c.arguments for c in running.tool_calls()] == [{"cmd": "make test"}, {"cmd": "git status"}]
-    patch = next(m for m in msgs if m.role == "assistant" and m.tool_calls() and m.tool_calls()[0].name == "apply_patch")
+    patch = next(m for m in msgs if m.role == "assistant" and [c.name for c in m.tool_calls()] == ["apply_patch"])
     assert patch.tool_calls()[0].arguments == {"input": "*** Begin Patch\n*** End Patch"}
     assert synthesized(msgs) == []
