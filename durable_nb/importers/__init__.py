@@ -15,6 +15,9 @@ from pathlib import Path
 from ..durable import Agent
 from ..errors import CorruptLog, DurableError
 from ..session import DecodeError, Entry, MemoryStore
+from . import claude_code, codex, pi, pi_go
+from .common import read_records, safe_session_id
+from .pi_go import upgrade_legacy_meta
 
 
 @dataclass
@@ -89,7 +92,7 @@ def open_session(path: str | Path) -> Imported:
     :class:`~durable_nb.errors.CorruptLog` (a DurableError) naming file and
     line for any other bad line. Cost: one read and parse of the file, O(size).
     """
-    p = Path(path)
+    p = Path(path).expanduser()
     if not p.is_file():
         raise DurableError(f"no session log at {p}")
     data = p.read_bytes()
@@ -118,9 +121,5 @@ def open_session(path: str | Path) -> Imported:
         raise CorruptLog(f"{p}: {e}") from None
     return Imported(agent, fmt, p, loaded.warnings)
 
-
-from . import claude_code, codex, pi, pi_go  # noqa: E402  (they import Loaded helpers, not this module)
-from .common import read_records, safe_session_id  # noqa: E402
-from .pi_go import upgrade_legacy_meta  # noqa: E402
 
 __all__ = ["FORMATS", "Imported", "detect", "in_memory", "open_session", "safe_session_id", "upgrade_legacy_meta"]
