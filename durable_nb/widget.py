@@ -90,10 +90,11 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     ``compaction``, ``custom``) and ``preview`` (:func:`display_text`, one
     line, at most ``PREVIEW_CHARS``). Messages add ``role``, ``injected``,
     ``origin``, ``tools`` (tool-call names), ``reminders`` (count of Reminder
-    blocks), ``tool_call_id``, ``is_error``; a compaction adds
+    blocks), ``tool_call_id``, ``is_error``; a custom entry adds ``kind`` and
+    previews its data as JSON; a compaction adds
     ``first_kept_id``, ``tokens_before`` and ``elides`` = ``[first, last,
-    count]`` of the entries before ``first_kept_id`` on its path; a custom
-    entry adds ``kind``. O(size of the entry's text).
+    count]`` of the entries before ``first_kept_id`` on its path.
+    O(size of the entry's text).
     """
     r: dict[str, Any] = {
         "id": entry.id, "parent_id": entry.parent_id, "created_at": entry.created_at,
@@ -129,6 +130,9 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     elif isinstance(entry, CustomEntry):
         r["type"] = "custom"
         r["kind"] = entry.kind
+        data = codec.encode(entry).get("data")
+        if data:
+            r["preview"] = _preview(json.dumps(data, ensure_ascii=False, default=str))
     else:
         r["type"] = type(entry).__name__
     return {k: v for k, v in r.items() if v not in (None, "", [], False) or k in ("parent_id", "preview")}

@@ -297,7 +297,7 @@ function render({ model, el }) {
     if (inj) div.append(inj);
     if (r.id === leaf) div.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
     const nb = branchCount.get(r.id);
-    if (nb) div.append(h("span", "dnb-badge dnb-fork", `⑂ ${nb} branches`));
+    if (nb) div.append(h("span", "dnb-badge dnb-fork", `${nb} branches`));
     if (r.tools) div.append(h("span", "dnb-badge dnb-tool", `calls ${r.tools.join(", ")}`));
     if (r.tool_call_id) div.append(h("span", "dnb-badge dnb-tool", `result${r.is_error ? " · error" : ""}`));
     if (r.reminders) div.append(h("span", "dnb-badge dnb-meta", `+${r.reminders} reminder`));
@@ -445,7 +445,7 @@ function render({ model, el }) {
     more(modelPanel, (v.model || []).length, v.model_total || 0);
     const start = (v.model_total || 0) - (v.model || []).length;
     (v.model || []).forEach((/** @type {any} */ m, /** @type {number} */ i) => {
-      const card = h("div", `dnb-card dnb-role-${m.role}`);
+      const card = h("div", `dnb-card dnb-card-${m.role}`);
       if (m.injected) card.classList.add(`dnb-card-${m.injected}`);
       const head = h("div", "dnb-card-head");
       head.append(h("span", "dnb-index", `${start + i + 1}`), h("span", "dnb-label", m.role));
@@ -462,7 +462,7 @@ function render({ model, el }) {
     transcriptPanel.append(h("div", "dnb-view-head", `Transcript view at ${at}: what a person reads (injected context and reminder blocks hidden; custom entries kept).`));
     more(transcriptPanel, (v.transcript || []).length, v.transcript_total || 0);
     for (const t of v.transcript || []) {
-      const card = h("div", `dnb-card dnb-role-${t.role || t.type}`);
+      const card = h("div", `dnb-card dnb-card-${t.role || t.type}`);
       const head = h("div", "dnb-card-head");
       head.append(h("span", "dnb-label", t.type === "message" ? t.role : t.type === "custom" ? `custom · ${t.kind}` : t.type));
       head.append(h("span", "dnb-id", short(t.id)));

@@ -8,11 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import front_end_send, front_end_update
+from widget_harness import front_end_send, front_end_update
 from widget_sessions import HOSTILE, REMINDER, long_agent
 
 from durable_nb import ai, durable
 from durable_nb.session import MessageEntry, codec, model_view, transcript_view
+from durable_nb import widget as widget_module
 from durable_nb.widget import CHARS_PER_ITEM, SessionWidget, sync_widgets, tail_limit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -167,9 +168,7 @@ def test_displaying_an_agent_shows_the_widget(agent):
         agent._ipython_display_()
     (out,) = cap.outputs
     view = out.data["application/vnd.jupyter.widget-view+json"]
-    from ipywidgets import Widget
-
-    w = Widget.widgets[view["model_id"]]
+    (w,) = [x for x in widget_module._open if x.model_id == view["model_id"]]
     assert isinstance(w, SessionWidget) and w.agent is agent
     assert "export default" in w._esm and ".dnb-widget" in w._css
 
