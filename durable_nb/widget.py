@@ -207,12 +207,16 @@ class SessionWidget(anywidget.AnyWidget):
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         self.agent = agent
-        self._count = 0          # rows sent (base + tail)
-        self._last_id = ""       # id of the last row sent, to notice a replaced log
-        self._views_key: tuple[str, bool, int] | None = None
-        super().__init__(**kwargs)
+        # The first state goes out with the comm's open message: compute it before opening.
+        entries = agent.entries()
+        self._count = len(entries)  # rows sent (base + tail)
+        self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
+        selected, limit = kwargs.get("selected_id", ""), kwargs.get("view_limit", VIEW_LIMIT)
+        self._views_key = (selected or agent.leaf_id, not selected, limit)
+        views, error = self._views_at(*self._views_key)
+        super().__init__(session_id=agent.session_id, base=[self._row(e) for e in entries], leaf_id=agent.leaf_id,
+                         views=views, error=error, **kwargs)
         self.on_msg(self._on_request)
-        self.sync()
         _open.add(self)
 
     def sync(self) -> None:
@@ -261,23 +265,27 @@ class SessionWidget(anywidget.AnyWidget):
 
     def _update_views(self) -> None:
         """Recompute ``views`` for the selected entry (or the leaf) if it moved. O(depth)."""
-        at = self.selected_id or self.agent.leaf_id
-        key = (at, not self.selected_id, self.view_limit)
-        if key == self._views_key:
-            return
-        self._views_key = key
+        key = (self.selected_id or self.agent.leaf_id, not self.selected_id, self.view_limit)
+        if key != self._views_key:
+            self._views_key = key
+            self.views, self.error = self._views_at(*key)
+
+    def _views_at(self, at: str, following_leaf: bool, limit: int) -> tuple[dict[str, Any], str]:
+        """Return the ``views`` value at entry ``at`` and an error (``""``, or why ``at`` is unknown).
+
+        Each view holds its last ``limit`` items within about ``limit *
+        CHARS_PER_ITEM`` characters; ``*_total`` says how many there are.
+        O(depth of ``at``) + O(limit).
+        """
         path = self.agent.path(at) if at else []
-        if at and not path:
-            self.error = f"no entry {at!r} in session {self.agent.session_id!r}"
-        else:
-            self.error = ""
-        limit = max(1, self.view_limit)
+        error = f"no entry {at!r} in session {self.agent.session_id!r}" if at and not path else ""
+        limit = max(1, limit)
         source = {id(e.message): e.id for e in path if isinstance(e, MessageEntry)}
         model = model_view(path)
         transcript = transcript_view(path)
-        self.views = {
+        views = {
             "at": at,
-            "following_leaf": not self.selected_id,
+            "following_leaf": following_leaf,
             "depth": len(path),
             "model": _last_within(model, lambda m: _view_message(m, source.get(id(m), "")), limit),
             "model_total": len(model),
@@ -285,6 +293,7 @@ class SessionWidget(anywidget.AnyWidget):
             "transcript_total": len(transcript),
             "entry": _elide_blobs(codec.encode(path[-1])) if path else None,
         }
+        return views, error
 
     def _on_request(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Handle ``{"action": "branch", "id": ...}``: move the leaf there, follow it, sync back."""

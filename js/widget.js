@@ -166,6 +166,7 @@ function render({ model, el }) {
   /** @type {any[] | null} */ let seenTail = null;
   let seenTailLen = 0;
   let firstPaint = true;
+  /** @type {any} */ let seenViews = null;
   let lastLeaf = "";
 
   const root = h("div", "dnb-widget");
@@ -345,6 +346,17 @@ function render({ model, el }) {
       paintRows();
     });
   });
+  // Arrow keys move the selection through the drawn order; Home/End jump.
+  scroll.addEventListener("keydown", (ev) => {
+    const lines = log.lines();
+    if (!lines.length || !["ArrowDown", "ArrowUp", "Home", "End"].includes(ev.key)) return;
+    ev.preventDefault();
+    const cur = model.get("selected_id") || model.get("leaf_id") || "";
+    const i = lines.findIndex((l) => l.row.id === cur);
+    const j = ev.key === "Home" ? 0 : ev.key === "End" ? lines.length - 1 : Math.max(0, Math.min(lines.length - 1, i + (ev.key === "ArrowDown" ? 1 : -1)));
+    select(lines[j].row.id);
+    reveal(lines[j].row.id);
+  });
   scroll.addEventListener("click", (ev) => {
     const rowEl = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (ev.target).closest(".dnb-row"));
     if (rowEl && rowEl.dataset.id) select(rowEl.dataset.id);
@@ -520,8 +532,10 @@ function render({ model, el }) {
       firstPaint = false;
       lastLeaf = leaf;
       paintRows();
+      const views = model.get("views");
+      if (views !== seenViews) drawViews(); // views are redrawn only when Python sent new ones
+      seenViews = views;
       drawDetails();
-      drawViews();
       drawStatus();
     });
   }

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("recording")
 
 def shot(page, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.locator(".dnb-widget").screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def row(page, entry_id):

@@ -76,6 +76,17 @@ def test_selecting_an_entry_moves_both_views_there(agent):
     assert w.views["at"] == agent.leaf_id
 
 
+def test_the_first_state_travels_with_the_comm_open_message(recording, agent):
+    w = SessionWidget(agent)
+    (kind, data), = w.comm.sent  # nothing but the open message
+    assert kind == "comm_open"
+    state = data["state"]
+    assert [r["id"] for r in state["base"]] == [e.id for e in agent.entries()]
+    assert state["leaf_id"] == agent.leaf_id and state["views"]["at"] == agent.leaf_id
+    picked = SessionWidget(agent, selected_id=agent.ids["r1"])
+    assert picked.comm.sent[0][1]["state"]["views"]["at"] == agent.ids["r1"] and len(picked.comm.sent) == 1
+
+
 def test_one_new_entry_sends_only_the_increment(recording):
     agent = long_agent(2000)
     w = SessionWidget(agent)
