@@ -190,3 +190,16 @@ def test_durable_does_not_import_jupyter():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+def test_views_send_the_last_messages_and_more_on_request():
+    agent = long_agent(600)
+    w = SessionWidget(agent)
+    total = w.views["model_total"]
+    assert total == len(agent.messages()) > 100
+    assert len(w.views["model"]) == 100
+    assert w.views["model"][-1]["entry_id"] == agent.leaf_id  # the newest are the ones sent
+    front_end_update(w, view_limit=400)  # "Show earlier"
+    assert len(w.views["model"]) == min(400, total)
+    assert [m["entry_id"] for m in w.views["model"]][-100:] == [e.id for e in agent.path()
+                                                                if isinstance(e, MessageEntry)][-100:]
