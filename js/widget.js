@@ -49,6 +49,10 @@ const short = (id) => (id ? id.slice(0, 8) : "—");
  */
 class Log {
   constructor() {
+    this.reset();
+  }
+  /** Forget every row. */
+  reset() {
     /** @type {Row[]} */ this.rows = [];
     /** @type {Map<string, Row>} */ this.byId = new Map();
     /** @type {Map<string, Row[]>} */ this.children = new Map();
@@ -235,7 +239,7 @@ function render({ model, el }) {
     const grew = base === seenBase && tail.length >= seenTailLen &&
       (seenTailLen === 0 || (seenTail !== null && tail[seenTailLen - 1].id === seenTail[seenTailLen - 1].id));
     if (!grew) {
-      Object.assign(log, new Log());
+      log.reset();
       log.append(base);
       log.append(tail);
     } else if (tail.length > seenTailLen) {

@@ -144,6 +144,20 @@ def test_live_updates_arrive_as_increments(browser, agent):
         assert "Reply to: Live question?" in visible_text(page, ".dnb-details")
         # the page received the log as tail increments only (the base was sent once)
         assert all("base" not in u for u in w.comm.updates())
+        # a tail that outgrows its limit is folded into the base: the page rebuilds from both
+        n = len(agent.entries())
+        agent.append(*[f"note {i}" for i in range(70)])
+        w.sync()
+        assert "base" in w.comm.updates()[-1] and w.tail == []
+        h.push()
+        agent.append("after the fold")
+        w.sync()
+        assert "base" not in w.comm.updates()[-1]
+        h.push()
+        page.wait_for_selector(f'.dnb-row.dnb-leaf[data-id="{agent.leaf_id}"]')
+        assert page.locator(".dnb-status").inner_text().split(" · ")[1] == f"{n + 71} entries"
+        ids = page.evaluate("() => window.__model.get('base').concat(window.__model.get('tail')).map(r => r.id)")
+        assert ids == [e.id for e in agent.entries()]
     finally:
         h.close()
 
