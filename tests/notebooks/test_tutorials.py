@@ -110,5 +110,10 @@ def test_03_inspecting_sessions(tmp_path):
     assert receipts[0].endswith("['meta', 'user']") and receipts[1].endswith("['assistant']")
     assert "legacy top-level" in text_of(cells["legacy"])
     assert "4 turns" in text_of(cells["legacy-turns"])
+    upgraded = text_of(cells["upgrade"])
+    assert "Skill:" not in upgraded.split("the model still")[0]  # the upgraded copy hides the skills from readers
+    assert "['legacy-meta', 'legacy-meta']" in upgraded
+    claude = text_of(cells["claude"])
+    assert claude.startswith("claude_code: 35 entries") and "('claude_code:isMeta'" in claude
     leaf_view = text_of(cells["views-leaf"])
     assert "compaction | user: The conversation before this point was compacted" in leaf_view
