@@ -64,10 +64,10 @@ def test_01_entry_semantics(tmp_path):
     assert any("[meta · cell:skill]" in line for line in listed) and not any(re.match(r"\d+\. user \[ephemeral", line) for line in listed)
     # the table, observed: the ephemeral row is seen once, and nowhere else
     rows = {r.split("|")[1].strip(): [x.strip() for x in r.split("|")[3:7]] for r in text_of(cells["table-fn"]).splitlines()[2:]}
-    assert rows["ephemeral"] == ["✅", "—", "—", "—"]
-    assert rows["meta"] == ["✅", "✅", "✅", "—"]
-    assert rows["note"] == ["—", "—", "✅", "✅"]
-    assert rows["user"] == ["✅", "✅", "✅", "✅"]
+    assert rows["ephemeral"] == ["yes", "—", "—", "—"]
+    assert rows["meta"] == ["yes", "yes", "yes", "—"]
+    assert rows["note"] == ["—", "—", "yes", "yes"]
+    assert rows["user"] == ["yes", "yes", "yes", "yes"]
     # the store never holds the ephemeral entry; its text appears only where the offline model quoted
     # what it received (its replies, and the compaction summary it wrote)
     entries = stored(store)
