@@ -29,6 +29,7 @@ VERBS: dict[str, tuple[int, int, str]] = {
     "fork": (1, 1, "fork <new-session-id>"),
     "compact": (0, 0, "compact [--keep N]"),
     "model": (0, 1, "model [name]"),
+    "log": (0, 0, "log"),
     "staged": (0, 0, "staged"),
     "clear": (0, 0, "clear"),
     "dry-run": (0, 0, "dry-run"),
@@ -61,6 +62,7 @@ Line magic verbs:
     %durable use <id>             continue a saved session (created if missing)
     %durable open <path | id>     inspect a saved log read-only (turns refused)
     %durable close                stop inspecting; back to the notebook's session
+    %durable log                  every entry: id, parent, kind, text (* = active path)
     %durable branch <entry-id>    move the leaf to an entry (a unique prefix works)
     %durable rewind [N]           move the leaf to before the last N turns (1)
     %durable fork <new-id>        copy the active path into a new session and use it
@@ -162,9 +164,14 @@ def parse(line: str, cell: bool) -> Call:
                   interpolate=not ns.no_interpolate, dry_run=ns.dry_run, keep=ns.keep)
     if cell:
         if words:
-            raise UsageError(
-                f"%%durable takes options only, not {' '.join(words)!r}; verbs go on a line magic, e.g. %durable {words[0]}"
-            )
+            w = words[0]
+            if w.lstrip("-") in KINDS or "--" + w in OPTIONS:
+                hint = f"did you mean --{w.lstrip('-')}?"
+            elif w in VERBS:
+                hint = f"verbs go on a line magic of their own: %durable {w}"
+            else:
+                hint = "the message goes on the lines below %%durable"
+            raise UsageError(f"%%durable takes options only, not {' '.join(words)!r}: {hint}")
         if ns.keep is not None:
             raise UsageError("--keep belongs to %durable compact")
         return Call(**common)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..models import ModelLike
+
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Float, Unicode, observe
@@ -25,7 +27,7 @@ from ..errors import ModelError
 from ..models import build
 from . import args as argmod
 from .interpolate import interpolate
-from .render import ReplyView, dry_run_text, short
+from .render import ReplyView, dry_run_text, entry_label, entry_text, plural, short
 from .state import NotebookSession, Turn, counts, default_session_name
 from .tags import current_cell
 
@@ -42,6 +44,7 @@ class DurableMagics(Magics):
     def __init__(self, shell=None, **kw) -> None:
         super().__init__(shell=shell, **kw)
         self._state: NotebookSession | None = None
+        self._carry: list = []  # staged entries kept across a %config change of store/session
 
     # -- state ----------------------------------------------------------------
 
@@ -52,21 +55,19 @@ class DurableMagics(Magics):
             ns = self.shell.user_ns if self.shell is not None else {}
             sid = self.session or default_session_name(ns)
             self._state = NotebookSession(Path(self.store).expanduser().resolve(), sid, self.model or None)
+            self._state.staged, self._carry = self._carry, []
         return self._state
 
     @observe("store", "session")
     def _reopen(self, change) -> None:
+        old = getattr(self, "_state", None)
+        self._carry = old.staged if old is not None else []
         self._state = None  # the next use opens the new store / session
 
     @observe("model")
     def _model_changed(self, change) -> None:
-        if change["new"]:
-            try:
-                build(change["new"])
-            except ModelError as e:
-                self.model = change["old"]
-                raise UsageError(str(e)) from None
-        if self._state is not None:
+        # not validated here (%config would only log an error): the next turn reports a bad name
+        if getattr(self, "_state", None) is not None:
             self._state.model = change["new"] or None
 
     # -- the magic ----------------------------------------------------------------
@@ -98,14 +99,17 @@ class DurableMagics(Magics):
             if kind == "note":
                 raise UsageError("--dry-run previews a turn; a note cell sends nothing")
             msgs, new = st.preview(body, info.origin, call.chat, kind)
-            print(dry_run_text(msgs, new, self._model_label(st)))
+            print(dry_run_text(msgs, new, model_label(st.model)))
             return None
         if kind == "turn":
             st.check_model()  # a model that cannot start moves nothing and writes nothing
         st.writable({"turn": "run a turn", "note": "add a note"}.get(kind, "stage entries"))
+        before = len(st.agent.path())
         rewound = st.rewind_for(info.origin, call.chat)
         if rewound is not None:
-            print(f"↺ this cell ran before: rewound to before entry {rewound.id} (the earlier version stays on a sibling branch)")
+            left = before - len(st.agent.path())
+            print(f"↺ this cell ran before: rewound to before its entry {rewound.id} "
+                  f"({plural(left, 'entry', 'entries')} left the active path and stay on a sibling branch)")
         if kind in ("meta", "ephemeral"):
             replaced = st.stage(kind, body, info.origin)
             st.sync()
@@ -134,7 +138,7 @@ class DurableMagics(Magics):
         self.shell.user_ns["_durable"] = turn.text
         if out:
             self.shell.user_ns[out] = turn.text
-        print(f"— {st.own.session_id} · leaf {turn.leaf_id} · {turn.written} entr{'y' if turn.written == 1 else 'ies'} written")
+        print(f"— {st.own.session_id} · leaf {turn.leaf_id} · {plural(turn.written, 'entry', 'entries')} written")
         return None
 
     @staticmethod
@@ -162,9 +166,10 @@ class DurableMagics(Magics):
         c = counts(a.entries())
         lines = [
             f"session  {a.session_id}  ({where})",
-            f"model    {self.model or os.environ.get('DURABLE_NB_MODEL') or 'offline'}",
-            f"leaf     {a.leaf_id or '(root: nothing yet)'}  ({len(a.path())} entries on the active path)",
-            f"entries  {len(a.entries())}" + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else ""),
+            f"model    {model_label(st.model)}",
+            f"leaf     {a.leaf_id or '(root: nothing yet)'}  ({plural(len(a.path()), 'entry', 'entries')} on the active path)",
+            f"entries  {len(a.entries())}" + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else "")
+            + (" (ephemeral ones live in this kernel only)" if "ephemeral" in c else ""),
             self._staged_text(st),
         ]
         if st.inspected is not None and st.inspected.warnings:
@@ -181,13 +186,25 @@ class DurableMagics(Magics):
             rows.append(f"  {i}. [{m.injected.value}{' · ' + m.origin if m.origin else ''}] {short(m.text())!r}")
         return "\n".join(rows)
 
+    def _verb_log(self, call) -> None:
+        a = self.state.agent
+        entries = a.entries()
+        if not entries:
+            print(f"session {a.session_id} has no entries yet")
+            return
+        on_path = {e.id for e in a.path()}
+        print(f"{plural(len(entries), 'entry', 'entries')} of {a.session_id} in append order (* active path, > leaf):")
+        for e in entries:
+            mark = ">" if e.id == a.leaf_id else ("*" if e.id in on_path else " ")
+            print(f"{mark} {e.id}  ← {e.parent_id or 'root':<12}  {entry_label(e):<22} {short(entry_text(e), 50)!r}")
+
     def _verb_staged(self, call) -> None:
         print(self._staged_text(self.state))
 
     def _verb_clear(self, call) -> None:
         n = self.state.clear()
         self.state.sync()
-        print(f"cleared {n} staged entr{'y' if n == 1 else 'ies'}")
+        print(f"cleared {plural(n, 'staged entry', 'staged entries')}")
 
     def _verb_sessions(self, call) -> None:
         st = self.state
@@ -199,7 +216,7 @@ class DurableMagics(Magics):
         print(f"{len(rows)} session(s) in {st.store.root}:")
         for sid, n, last in rows:
             mark = "*" if sid == st.own.session_id else " "
-            print(f"{mark} {sid:<{width}}  {n:>5} entries  last {last or '-'}")
+            print(f"{mark} {sid:<{width}}  {n:>5} {'entry' if n == 1 else 'entries'}  last {last or '-'}")
 
     def _verb_new(self, call) -> None:
         a = self.state.new(call.args[0] if call.args else None)
@@ -207,12 +224,12 @@ class DurableMagics(Magics):
 
     def _verb_use(self, call) -> None:
         a = self.state.use(call.args[0])
-        print(f"using session {a.session_id} ({len(a.entries())} entries, leaf {a.leaf_id or 'root'})")
+        print(f"using session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'})")
 
     def _verb_open(self, call) -> None:
         imp = self.state.open(call.args[0])
         a = imp.agent
-        print(f"opened {imp.source} read-only ({imp.format}, {len(a.entries())} entries, leaf {a.leaf_id or 'root'}); "
+        print(f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
               "status/show/dry-run/branch inspect it; %durable close returns")
         for w in imp.warnings:
             print(f"warning: {w}")
@@ -236,25 +253,30 @@ class DurableMagics(Magics):
     def _verb_fork(self, call) -> None:
         old = self.state.own.session_id
         a = self.state.fork(call.args[0])
-        print(f"forked {old} into {a.session_id} ({len(a.entries())} entries); the notebook now uses {a.session_id}")
+        print(f"forked {old} into {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}); the notebook now uses {a.session_id}")
 
     def _verb_compact(self, call) -> None:
         e = self.state.compact(call.keep or 0)
         if e is None:
             print("nothing to compact")
         else:
-            print(f"compacted: entry {e.id} summarises ~{e.tokens_before} tokens; "
-                  f"kept from {e.first_kept_id or '(nothing kept)'}")
+            kept = f"verbatim from entry {e.first_kept_id}" if e.first_kept_id else "no turn kept verbatim"
+            print(f"compacted: entry {e.id} summarises ~{e.tokens_before} tokens ({kept}); "
+                  "branching to an earlier entry gives the full history back")
 
     def _verb_model(self, call) -> None:
         if call.args:
-            self.model = call.args[0]  # validated by the observer (UsageError on a bad name)
+            try:
+                build(call.args[0])  # builds the client, sends nothing
+            except ModelError as e:
+                raise UsageError(str(e)) from None
+            self.model = call.args[0]
         print(f"model: {self._model_label(self.state)}")
 
     def _verb_dry_run(self, call) -> None:
         st = self.state
         msgs, new = st.preview(None, None)
-        print(dry_run_text(msgs, new, self._model_label(st)))
+        print(dry_run_text(msgs, new, model_label(st.model)))
 
     def _verb_show(self, call):
         try:
@@ -264,3 +286,12 @@ class DurableMagics(Magics):
         w = SessionWidget(self.state.agent)
         self.state.widgets.add(w)
         return w
+
+
+def model_label(spec: ModelLike) -> str:
+    """Return how the status names a model spec, without building it."""
+    if spec is None or spec == "":
+        return os.environ.get("DURABLE_NB_MODEL") or "offline"
+    if isinstance(spec, str):
+        return spec
+    return str(getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__)

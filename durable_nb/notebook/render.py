@@ -127,6 +127,33 @@ def dry_run_text(messages: Sequence[ai.Message], new: Sequence[ai.Message], mode
     return "\n".join(lines)
 
 
+def entry_label(e) -> str:
+    """Return an entry's kind for listings: ``user``, ``assistant``, ``user [meta · cell:x]``, ``compaction``, ``note``."""
+    from ..session import CompactionEntry, CustomEntry, MessageEntry
+
+    if isinstance(e, MessageEntry):
+        m = e.message
+        return m.role + (f" [{m.injected.value}]" if m.injected else "")
+    if isinstance(e, CompactionEntry):
+        return "compaction"
+    if isinstance(e, CustomEntry):
+        return e.kind or "custom"
+    return type(e).__name__
+
+
+def entry_text(e) -> str:
+    """Return the text a listing shows for an entry: a note's body, else :func:`~durable_nb.session.display_text`."""
+    from ..session import display_text
+
+    body = getattr(e, "body", None)
+    return body if isinstance(body, str) and getattr(e, "kind", "") == "note" else display_text(e)
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """Return ``"1 entry"`` / ``"3 entries"``."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def short(text: str, width: int = 60) -> str:
     """Return ``text`` on one line, cut to ``width`` characters with an ellipsis."""
     one = " ".join(text.split())

@@ -328,7 +328,7 @@ class NotebookSession:
             return hits[0]
         if len(hits) > 1:
             raise UsageError(f"entry prefix {ref!r} is ambiguous ({len(hits)} entries): give more characters")
-        raise UsageError(f"no entry {ref!r} in session {agent.session_id!r}; %durable show or status lists entries")
+        raise UsageError(f"no entry {ref!r} in session {agent.session_id!r}; %durable log lists the entries")
 
     def branch(self, ref: str) -> Entry:
         """Move the leaf to the entry ``ref`` names; return it. Ephemeral targets are refused."""
@@ -347,7 +347,9 @@ class NotebookSession:
         """
         path = self.agent.path()
         starts = [e for e in path if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None]
-        if turns < 1 or len(starts) < turns:
+        if turns < 1:
+            raise UsageError("rewind needs a number of turns, 1 or more")
+        if len(starts) < turns:
             raise UsageError(f"cannot rewind {turns} turn(s): the active path has {len(starts)}")
         target = starts[-turns].parent_id
         self.agent.branch(target)
