@@ -181,7 +181,8 @@ def parse(line: str, cell: bool) -> Call:
         raise UsageError(f"{flag} applies to a %%durable cell (write %%durable {flag} on the cell's first line)")
     verb = words[0] if words else ("dry-run" if ns.dry_run else "status")
     if verb not in VERBS:
-        raise UsageError(f"unknown verb {verb!r}{suggest(verb, VERBS)}; verbs: {', '.join(VERBS)}")
+        hint = suggest(verb, VERBS)
+        raise UsageError(f"unknown verb {verb!r}{hint}; " + ("%durable? explains the verbs" if hint else f"verbs: {', '.join(VERBS)}"))
     lo, hi, usage = VERBS[verb]
     args = tuple(words[1:])
     if not lo <= len(args) <= hi:

@@ -216,7 +216,8 @@ class DurableMagics(Magics):
         print(f"{len(rows)} session(s) in {st.store.root}:")
         for sid, n, last in rows:
             mark = "*" if sid == st.own.session_id else " "
-            print(f"{mark} {sid:<{width}}  {n:>5} {'entry' if n == 1 else 'entries'}  last {last or '-'}")
+            when = last[:19].replace("T", " ") if last else "-"
+            print(f"{mark} {sid:<{width}}  {n:>5} {'entry' if n == 1 else 'entries'}  last {when}")
 
     def _verb_new(self, call) -> None:
         a = self.state.new(call.args[0] if call.args else None)

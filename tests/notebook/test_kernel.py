@@ -241,7 +241,7 @@ def test_sessions_open_fork_compact_config(nb, tmp_path):
     nb.cell("one", [], new_cell_id())
     nb.cell("two", [], new_cell_id())
     r = nb.k.ok("%durable sessions")
-    assert re.search(rf"\* {sid}\s+4 entries  last 20", r.stdout), r.stdout
+    assert re.search(rf"\* {sid}\s+4 entries  last 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d\n", r.stdout), r.stdout
     r = nb.k.ok("%durable log")
     assert r.stdout.startswith(f"4 entries of {sid} in append order") and "\n> " in r.stdout
     r = nb.k.ok(f"%durable open {sid}")
@@ -259,6 +259,26 @@ def test_sessions_open_fork_compact_config(nb, tmp_path):
     nb.k.ok(f"%config DurableMagics.store = {str(other)!r}\n%durable new x")
     assert (other / "x.jsonl").is_file()
     nb.k.ok("%config DurableMagics.store = '.durable'")
+
+
+def test_live_widgets_are_synced_after_receipts_and_moves(nb):
+    nb.fresh()
+    nb.k.ok(
+        "from durable_nb.notebook import current\n"
+        "class Recorder:\n"
+        "    calls = 0\n"
+        "    def sync(self): Recorder.calls += 1\n"
+        "rec = Recorder()\n"
+        "current().widgets.add(rec)"
+    )
+    nb.cell("one", [], new_cell_id())
+    assert nb.k.value("Recorder.calls") == 2  # agent_start and message_end receipts
+    nb.k.ok("%durable compact")
+    nb.k.ok("%durable rewind")
+    assert nb.k.value("Recorder.calls") == 4
+    nb.k.ok("del rec")
+    nb.cell("two", [], new_cell_id())  # a dropped widget is not kept alive
+    assert nb.k.value("Recorder.calls") == 4
 
 
 def test_show_widget_or_clear_error(nb):
