@@ -291,27 +291,35 @@ class NotebookSession:
         The staged entries are consumed once the input is persisted. Widgets
         are synced after each persistence receipt. A model failure or an
         interrupt propagates: the input stays stored, the partial reply (in
-        ``turn.deltas``) is not stored, the leaf is the user message, and the
-        staged entries are gone (the meta ones are stored).
+        ``turn.deltas``) is not stored, the leaf is the user message, the
+        meta entries are stored and the ephemeral ones are staged again, so
+        re-running the cell (which rewinds before its message) retries with
+        the same context.
         """
         agent = self.writable()
+        staged = list(self.staged)
         stream = agent.run(*self.inputs(body, origin))
-        for ev in stream:
-            if ev.type == "agent_start":
-                self.staged = []
-                turn.input_ids = [e.id for e in ev.entries]
-                turn.written += len(ev.entries)
-                turn.leaf_id = ev.leaf_id
-                self.sync()
-            elif ev.type == "text_delta":
-                turn.deltas.append(ev.delta)
-                if on_delta is not None:
-                    on_delta(turn)
-            elif ev.type == "message_end":
-                turn.written += len(ev.entries)
-                turn.reply = ev.message
-                turn.leaf_id = ev.leaf_id
-                self.sync()
+        try:
+            for ev in stream:
+                if ev.type == "agent_start":
+                    self.staged = []
+                    turn.input_ids = [e.id for e in ev.entries]
+                    turn.written += len(ev.entries)
+                    turn.leaf_id = ev.leaf_id
+                    self.sync()
+                elif ev.type == "text_delta":
+                    turn.deltas.append(ev.delta)
+                    if on_delta is not None:
+                        on_delta(turn)
+                elif ev.type == "message_end":
+                    turn.written += len(ev.entries)
+                    turn.reply = ev.message
+                    turn.leaf_id = ev.leaf_id
+                    self.sync()
+        except BaseException:
+            if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
+                self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+            raise
         return turn
 
     # -- verbs -------------------------------------------------------------------------

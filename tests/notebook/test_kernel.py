@@ -174,15 +174,19 @@ def test_model_failure_keeps_the_session_usable(nb):
         "    def stream(self, messages): return broken(messages)\n"
         "current().agent.model = Broken()"
     )
+    e = new_cell_id()
+    nb.cell("It is Monday.", ["ephemeral"], e)
     r = nb.cell("hello", [], c)
     line = one_line_usage_error(r)
     assert "ConnectionError: provider down" in line and "your message is saved" in line
     assert "partial reply was not saved" in r.html()
     log = nb.log(sid)
     assert [x["message"]["role"] for x in log[1:]] == ["user"] and "partial" not in nb.path_of(sid).read_text()
+    assert "1. [ephemeral" in nb.k.ok("%durable staged").stdout  # staged again for the retry
     nb.k.ok("current().agent.model = None")
-    r = nb.cell("hello", [], c)  # retry: a sibling of the failed message
+    r = nb.cell("hello", [], c)  # retry: a sibling of the failed message, with the same context
     assert "rewound" in r.stdout and r.status == "ok"
+    assert messages_in(nb.k.value("_durable")) == [f"user [ephemeral · cell:{e}]: It is Monday.", "user: hello"]
     assert [x["parent_id"] for x in nb.log(sid)[1:] if x["message"]["role"] == "user"] == ["", ""]
 
 
