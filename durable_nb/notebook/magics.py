@@ -17,14 +17,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..models import ModelLike
-
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Float, Unicode, observe
 
 from ..errors import ModelError
-from ..models import build
+from ..models import ModelLike, build
 from . import args as argmod
 from .interpolate import interpolate
 from .render import ReplyView, dry_run_text, entry_label, entry_text, plural, short
@@ -99,7 +97,7 @@ class DurableMagics(Magics):
             if kind == "note":
                 raise UsageError("--dry-run previews a turn; a note cell sends nothing")
             msgs, new = st.preview(body, info.origin, call.chat, kind)
-            print(dry_run_text(msgs, new, model_label(st.model)))
+            print(dry_run_text(msgs, new, model_label(st.own.model)))
             return None
         if kind == "turn":
             st.check_model()  # a model that cannot start moves nothing and writes nothing
@@ -133,7 +131,7 @@ class DurableMagics(Magics):
             raise
         except Exception as e:  # a model or provider failure: one line, the session stays usable
             view.final(turn.text, "the model failed: this partial reply was not saved" if turn.text else "")
-            raise UsageError(f"{type(e).__name__}: {e} — {self._after_failure(st, turn, 'model failed')}") from None
+            raise UsageError(f"{type(e).__name__}: {e} — {self._after_failure(st, turn, 'the turn failed')}") from None
         view.final(turn.text)
         self.shell.user_ns["_durable"] = turn.text
         if out:
@@ -150,7 +148,7 @@ class DurableMagics(Magics):
 
     def _model_label(self, st: NotebookSession) -> str:
         try:
-            return st.agent.model_name()
+            return st.own.model_name()
         except ModelError as e:
             raise UsageError(str(e)) from None
 
@@ -166,7 +164,7 @@ class DurableMagics(Magics):
         c = counts(a.entries())
         lines = [
             f"session  {a.session_id}  ({where})",
-            f"model    {model_label(st.model)}",
+            f"model    {model_label(st.own.model)}",
             f"leaf     {a.leaf_id or '(root: nothing yet)'}  ({plural(len(a.path()), 'entry', 'entries')} on the active path)",
             f"entries  {len(a.entries())}" + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else "")
             + (" (ephemeral ones live in this kernel only)" if "ephemeral" in c else ""),
@@ -277,7 +275,7 @@ class DurableMagics(Magics):
     def _verb_dry_run(self, call) -> None:
         st = self.state
         msgs, new = st.preview(None, None)
-        print(dry_run_text(msgs, new, model_label(st.model)))
+        print(dry_run_text(msgs, new, model_label(st.own.model)))
 
     def _verb_show(self, call):
         try:

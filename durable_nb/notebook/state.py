@@ -29,7 +29,7 @@ from pathlib import Path
 
 from IPython.core.error import UsageError
 
-from .. import ai
+from .. import ai, durable
 from ..durable import Agent, new_session_id
 from ..errors import DurableError, ModelError, SessionExists
 from ..models import ModelLike
@@ -105,13 +105,14 @@ def default_session_name(user_ns: Mapping[str, object], environ: Mapping[str, st
 
 def user_entry(body: str, origin: str | None) -> MessageEntry:
     """Return the ordinary user entry for a turn cell, recording the cell as its origin."""
-    return MessageEntry(message=ai.Message(role="user", content=[ai.Text(body)], origin=origin))
+    entry = durable.text(body)
+    entry.message.origin = origin
+    return entry
 
 
 def injected_entry(kind: str, body: str, origin: str | None) -> MessageEntry:
-    """Return a staged ``meta`` or ``ephemeral`` entry for a tagged cell."""
-    how = ai.Injection(kind)
-    return MessageEntry(message=ai.Message(role="user", content=[ai.Text(body)], injected=how, origin=origin))
+    """Return a staged ``meta`` or ``ephemeral`` entry for a tagged cell (``kind`` names which)."""
+    return {"meta": durable.meta, "ephemeral": durable.ephemeral}[kind](body, origin=origin)
 
 
 @dataclass
