@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from kernel import Kernel, new_cell_id
 
 
 def messages_in(reply: str) -> list[str]:
     """The numbered lines of the offline model's reply: what it received, in order."""
     return re.findall(r"^\d+\. (.*)$", reply, re.M)
-
-
-def reply_text(nb, sid: str) -> str:
-    return nb.k.value("_durable")
 
 
 def one_line_usage_error(r) -> str:
@@ -283,6 +277,29 @@ def test_live_widgets_are_synced_after_receipts_and_moves(nb):
     nb.k.ok("del rec")
     nb.cell("two", [], new_cell_id())  # a dropped widget is not kept alive
     assert nb.k.value("Recorder.calls") == 4
+
+
+def test_open_a_saved_log_by_path_prints_its_warnings(nb):
+    nb.fresh()
+    log = nb.k.cwd / "legacy.jsonl"
+    log.write_text(
+        '{"type":"session_init","id":"legacy","parent_id":"","created_at":"2025-01-01T00:00:00Z"}\n'
+        '{"type":"message","id":"a1","parent_id":"","created_at":"2025-01-01T00:00:01Z","meta":true,'
+        '"message":{"role":"user","content":[{"type":"text","text":"old reminder"}]}}\n'
+        '{"type":"message","id":"a2","parent_id":"a1","created_at":"2025-01-01T00:00:02Z",'
+        '"message":{"role":"user","content":[{"type":"text","text":"question"}]}}\n'
+    )
+    before = log.read_bytes()
+    r = nb.k.ok("%durable open legacy.jsonl")
+    assert "opened" in r.stdout and "2 entries, leaf a2" in r.stdout
+    assert "warning: " in r.stdout and "legacy" in r.stdout.split("warning: ")[1]
+    r = nb.k.ok("%durable dry-run")
+    assert "1. user: old reminder\n  2. user: question\n" in r.stdout  # legacy flag read as nothing (R13)
+    nb.k.ok("%durable branch a1")
+    assert "leaf     a1" in nb.k.ok("%durable").stdout
+    assert "read-only" in one_line_usage_error(nb.cell("more", ["note"], new_cell_id()))
+    nb.k.ok("%durable close")
+    assert log.read_bytes() == before
 
 
 def test_show_widget_or_clear_error(nb):
