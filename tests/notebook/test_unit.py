@@ -223,3 +223,29 @@ def test_branch_errors(tmp_path):
     with pytest.raises(UsageError, match="cannot rewind 2"):
         st.rewind(2)
     assert st.rewind(1) == ""
+
+
+def test_preview_of_a_tagged_cell_shows_it_staged_in_place_of_its_old_version(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    st.stage("meta", "old wording", "cell:m")
+    st.stage("ephemeral", "it is Monday", "cell:e")
+    msgs, new = st.preview("new wording", "cell:m", kind="meta")
+    assert [(m.text(), m.injected.value) for m in msgs] == [("it is Monday", "ephemeral"), ("new wording", "meta")]
+    assert new == msgs and [s.message.text() for s in st.staged] == ["old wording", "it is Monday"]
+
+
+def test_a_failed_turn_stages_its_ephemeral_input_again(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+
+    def broken(messages):
+        raise ConnectionError("down")
+
+    st.model = broken
+    st.stage("meta", "be brief", "cell:m")
+    st.stage("ephemeral", "it is Monday", "cell:e")
+    turn = Turn()
+    with pytest.raises(ConnectionError):
+        st.run("hi", "cell:t", turn)
+    assert [s.message.text() for s in st.staged] == ["it is Monday"]  # the meta one is stored
+    assert [e.message.text() for e in JsonlStore(tmp_path).load_entries("s")] == ["be brief", "hi"]
+    assert turn.input_ids and turn.reply is None
