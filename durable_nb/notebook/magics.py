@@ -282,9 +282,7 @@ class DurableMagics(Magics):
             from ..widget import SessionWidget
         except ImportError as e:
             raise UsageError(f"the session widget is unavailable in this install (durable_nb.widget: {e})") from None
-        w = SessionWidget(self.state.agent)
-        self.state.widgets.add(w)
-        return w
+        return SessionWidget(self.state.agent)  # it registers itself; state.sync() reaches it
 
 
 def model_label(spec: ModelLike) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,7 +41,6 @@ from ..session import (
     JsonlStore,
     MessageEntry,
     is_ephemeral,
-    model_view,
     register_custom,
 )
 
@@ -186,9 +186,14 @@ class NotebookSession:
     # -- widgets ------------------------------------------------------------
 
     def sync(self) -> None:
-        """Push the current state to every live widget (``w.sync()``)."""
+        """Push the current state to every live widget: those registered in
+        ``widgets`` and every open :class:`~durable_nb.widget.SessionWidget`
+        of the current agent (however it was displayed)."""
         for w in list(self.widgets):
             w.sync()
+        widget = sys.modules.get("durable_nb.widget")  # loaded once any widget exists
+        if widget is not None:
+            widget.sync_widgets(self.agent)
 
     def _published(self, event) -> None:  # lifecycle events from the agent, after success
         self.sync()
@@ -283,8 +288,7 @@ class NotebookSession:
             new = [*(s for s in self.staged if not (origin and s.message.origin == origin)),
                    injected_entry(kind, body or "", origin)]
         e = self.cell_position(origin, chat)
-        base = agent.path(e.parent_id) if e is not None else agent.path()
-        return model_view(base + new), [x.message for x in new]
+        return agent.preview(*new, at=e.parent_id if e is not None else None), [x.message for x in new]
 
     def run(self, body: str, origin: str | None, turn: Turn, on_delta: Callable[[Turn], object] | None = None) -> Turn:
         """Run one turn (staged entries + the cell's message) and fill ``turn`` as it goes.
