@@ -89,3 +89,15 @@ def test_command_line_refuses_a_missing_notebook(tmp_path, capsys):
     with pytest.raises(SystemExit) as ei:
         main([str(tmp_path / "missing.ipynb")])
     assert ei.value.code == 2 and "no notebook at" in capsys.readouterr().err
+
+
+def test_a_notebook_without_cell_ids_gets_stable_ones(tmp_path):
+    import json
+
+    old = {"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {"tags": ["meta"]}, "source": READ_METADATA, "outputs": [], "execution_count": None}]}
+    src = tmp_path / "old.ipynb"
+    src.write_text(json.dumps(old))
+    nb = run_notebook(src)
+    assert json.loads(stdout(nb.cells[0])) == {"tags": ["meta"], "trusted": False, "deletedCells": [],
+                                               "recordTiming": False, "cellId": "cell-0"}
