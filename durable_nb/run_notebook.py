@@ -108,15 +108,14 @@ def run_notebook(
 
     The kernel starts in ``cwd`` (default: the notebook's folder, as in
     JupyterLab) with this checkout first on ``PYTHONPATH`` and
-    ``JPY_SESSION_NAME`` naming the notebook (see :func:`kernel_env`). Each code cell's
-    metadata and id reach the kernel in its execute request (see
+    ``JPY_SESSION_NAME`` naming the notebook (see :func:`kernel_env`). Each
+    code cell's metadata and id reach the kernel in its execute request (see
     :func:`request_metadata`). Cells run in order; a cell that takes longer
     than ``timeout`` seconds fails. The file at ``path`` is not modified.
 
     Raises :class:`NotebookError` naming the first failing cell (index, id,
     first line) and its error; the partly executed notebook rides on the
-    exception. Cost: one kernel start (about 1 s) plus
-    the cells.
+    exception. Cost: one kernel start (about 1 s) plus the cells.
     """
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
@@ -141,7 +140,9 @@ def run_notebook(
     try:
         client.execute(env=kernel_env(path))
     except CellExecutionError:
-        i = next((k for k, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))), -1)
+        # the failing cell is the last one with an error output (a cell tagged raises-exception may fail earlier)
+        i = max((k for k, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+                default=-1)
         cell = nb.cells[i] if i >= 0 else None
         where = f"cell {i} (id {cell.get('id')!r}: {_first_line(cell)!r})" if cell is not None else "a cell"
         what = _describe_error(cell) if cell is not None else "error"
