@@ -78,11 +78,13 @@ def test_01_entry_semantics(tmp_path):
     assert "the ephemeral entry came back: False" in resume and "full path restored: True" in resume
     correct, broken = (int(line.split(":")[1].split()[0]) for line in text_of(cells["broken"]).splitlines())
     assert broken < correct
-    assert "original;" in text_of(cells["fork"]) and "parent: session-" in text_of(cells["fork"])
+    assert "-what-if - its parent: session-" in text_of(cells["fork"])
     lines = text_of(cells["compact"]).split("log lines: ")[1].split()[:3]
     assert int(lines[2]) == int(lines[0]) + 1  # compaction appends one entry and removes nothing
     assert "application/vnd.jupyter.widget-view+json" in cells["widgets"].outputs[0].data  # both views, side by side
     assert "application/vnd.jupyter.widget-view+json" in cells["show"].outputs[0].data
+    run_notebook(tmp_path / "01_entry_semantics.ipynb")  # and it runs again in the same folder (a fresh session)
+    assert len(list(store.glob("*-what-if.jsonl"))) == 2
 
 
 def test_02_prompt_design(tmp_path):
