@@ -196,7 +196,8 @@ class NotebookSession:
             widget.sync_widgets(self.agent)
 
     def _published(self, event) -> None:  # lifecycle events from the agent, after success
-        self.sync()
+        if hasattr(self, "own"):  # not while __init__ is still creating the first session
+            self.sync()
 
     # -- cells as positions ---------------------------------------------------
 
