@@ -122,6 +122,25 @@ class Message:
         return [b for b in self.content if isinstance(b, ToolCall)]
 
 
+def describe_block(block: Block) -> str:
+    """Return a block as plain text for listings: text as is, ``reminder: …``,
+    ``call name({args})``, ``<image image/png, 12 bytes>``."""
+    if isinstance(block, Text):
+        return block.text
+    if isinstance(block, Reminder):
+        return f"reminder: {block.text}"
+    if isinstance(block, ToolCall):
+        return f"call {block.name}({block.arguments})"
+    return f"<{block.type} {block.mime_type}, {len(block.data)} bytes>"
+
+
+def badge(m: Message) -> str:
+    """Return the injection badge of a message, ``" [meta · cell:3f2a]"``, or ``""``."""
+    if m.injected is None:
+        return ""
+    return f" [{m.injected.value}{' · ' + m.origin if m.origin else ''}]"
+
+
 def user_message(text: str) -> Message:
     """Return a user message holding one :class:`Text` block."""
     return Message(role="user", content=[Text(text)])

@@ -17,19 +17,10 @@ def describe(m: ai.Message) -> str:
     reminder marked ``reminder:``), tool calls by name and arguments,
     images and files by type and size. Long text is cut to ``MAX_CHARS``.
     """
-    badge = f" [{m.injected.value}{' · ' + m.origin if m.origin else ''}]" if m.injected else ""
+    badge = ai.badge(m)
     if m.role == "tool_result":
         badge += f" (for {m.tool_call_id}{', error' if m.is_error else ''})"
-    parts = []
-    for b in m.content:
-        if isinstance(b, ai.Text):
-            parts.append(b.text)
-        elif isinstance(b, ai.Reminder):
-            parts.append(f"reminder: {b.text}")
-        elif isinstance(b, ai.ToolCall):
-            parts.append(f"call {b.name}({b.arguments})")
-        elif isinstance(b, (ai.Image, ai.File)):
-            parts.append(f"<{b.type} {b.mime_type}, {len(b.data)} bytes>")
+    parts = [ai.describe_block(b) for b in m.content]
     text = " | ".join(parts).replace("\n", " ⏎ ")
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS] + f"… (+{len(text) - MAX_CHARS} chars)"

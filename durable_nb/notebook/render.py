@@ -97,18 +97,7 @@ def _indent(text: str, pad: str) -> str:
 
 def message_line(m: ai.Message) -> str:
     """Return a message as ``role [meta · cell:x]: text`` with every block shown in full."""
-    badge = f" [{m.injected.value}{' · ' + m.origin if m.origin else ''}]" if m.injected else ""
-    parts = []
-    for b in m.content:
-        if isinstance(b, ai.Text):
-            parts.append(b.text)
-        elif isinstance(b, ai.Reminder):
-            parts.append(f"<reminder> {b.text}")
-        elif isinstance(b, ai.ToolCall):
-            parts.append(f"<call {b.name}({b.arguments})>")
-        elif isinstance(b, (ai.Image, ai.File)):
-            parts.append(f"<{b.type} {b.mime_type}, {len(b.data)} bytes>")
-    return f"{m.role}{badge}: " + "\n".join(parts)
+    return f"{m.role}{ai.badge(m)}: " + "\n".join(ai.describe_block(b) for b in m.content)
 
 
 def dry_run_text(messages: Sequence[ai.Message], new: Sequence[ai.Message], model: str) -> str:
