@@ -1,0 +1,151 @@
+"""The store contract, for both stores, and the JSONL file format."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from helpers import ids, msg
+
+from durable_nb import ai, session
+from durable_nb.errors import CorruptLog, DurableError, InvalidSessionId
+
+
+def test_create_load_append_list(store):
+    rec = store.create_session("a")
+    assert (rec.id, rec.parent_id) == ("a", "") and rec.created_at
+    store.create_session("b", parent_id="a")
+    assert store.load_session("b").parent_id == "a"
+    assert store.load_entries("a") == []
+    store.append_entries("a", [msg("1"), msg("2", "1")])
+    store.append_entries("a", [msg("3", "2")])
+    assert ids(store.load_entries("a")) == ["1", "2", "3"]
+    assert [r.id for r in store.list_sessions()] == ["a", "b"]
+
+
+def test_create_twice_raises_session_exists(store):
+    store.create_session("a")
+    with pytest.raises(session.SessionExists):
+        store.create_session("a")
+
+
+@pytest.mark.parametrize("op", ["load_entries", "load_session", "append"])
+def test_missing_session_raises_session_not_found(store, op):
+    with pytest.raises(session.SessionNotFound, match="nope"):
+        if op == "append":
+            store.append_entries("nope", [msg("1")])
+        else:
+            getattr(store, op)("nope")
+
+
+@pytest.mark.parametrize("bad", ["..", "../x", "a/b", "/etc/passwd", "", ".hidden", "a\\b", "x" * 201, "a\0b"])
+def test_unsafe_session_ids_are_refused_and_nothing_is_written(store, tmp_path, bad):
+    before = sorted(p for p in tmp_path.rglob("*"))
+    with pytest.raises(InvalidSessionId, match="invalid session id"):
+        store.create_session(bad)
+    assert sorted(p for p in tmp_path.rglob("*")) == before
+    assert isinstance(InvalidSessionId("x"), DurableError)
+
+
+def test_loaded_entries_are_copies(store):
+    store.create_session("a")
+    e = msg("1")
+    store.append_entries("a", [e])
+    e.message.content.append(ai.Text("mutated"))
+    assert store.load_entries("a")[0].message.text() == "1"
+
+
+def test_every_block_type_round_trips(store):
+    m = ai.Message(
+        role="assistant",
+        content=[ai.Text("t"), ai.Reminder("r"), ai.Image(b"\x89PNG\x00", "image/png"),
+                 ai.File(b"%PDF", "application/pdf", "a.pdf"), ai.ToolCall("c1", "ls", {"dir": "/", "n": [1, 2]})],
+        usage={"input_tokens": 3, "output_tokens": 4}, stop_reason="tool_use", model="m1",
+    )
+    r = ai.Message(role="tool_result", content=[ai.Text("ok")], tool_call_id="c1", tool_name="ls", is_error=True,
+                   injected=ai.Injection.EPHEMERAL, origin="harness")
+    store.create_session("a")
+    entries = [session.MessageEntry(id="1", message=m), session.MessageEntry(id="2", parent_id="1", message=r)]
+    store.append_entries("a", entries)
+    assert store.load_entries("a") == entries
+
+
+def test_unencodable_entry_writes_nothing(store):
+    store.create_session("a")
+    bad = session.CustomEntry(id="x", kind="k", data={"obj": object()})
+    with pytest.raises(TypeError):
+        store.append_entries("a", [msg("1"), bad])
+    assert store.load_entries("a") == []
+
+
+# -- the JSONL file itself ---------------------------------------------------------
+
+def test_jsonl_layout_follows_pi_go(tmp_path):
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    st.append_entries("s", [msg("1", text="hi", injected="meta")])
+    first, second = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert first["type"] == "session_init" and first["id"] == "s" and first["parent_id"] == ""
+    assert second == {"type": "message", "id": "1", "parent_id": "", "created_at": "",
+                      "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "injected": "meta"}}
+
+
+def test_torn_final_line_is_dropped_and_the_next_append_discards_it(tmp_path):
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    st.append_entries("s", [msg("1")])
+    f = tmp_path / "s.jsonl"
+    with open(f, "ab") as fh:
+        fh.write(b'{"type":"message","id":"2","parent_id":"1","mess')
+    assert ids(st.load_entries("s")) == ["1"]
+    st.append_entries("s", [msg("3", "1")])
+    assert ids(st.load_entries("s")) == ["1", "3"]
+    assert b'"id":"2"' not in f.read_bytes()
+
+
+def test_complete_final_line_without_newline_is_kept_and_completed(tmp_path):
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    f = tmp_path / "s.jsonl"
+    with open(f, "ab") as fh:
+        fh.write(json.dumps(session.encode(msg("1"))).encode())
+    assert ids(st.load_entries("s")) == ["1"]
+    st.append_entries("s", [msg("2", "1")])
+    assert ids(st.load_entries("s")) == ["1", "2"]
+
+
+def test_bad_line_in_the_middle_names_file_and_line(tmp_path):
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    st.append_entries("s", [msg("1")])
+    with open(tmp_path / "s.jsonl", "ab") as fh:
+        fh.write(b"{not json\n")
+    st.append_entries("s", [msg("2", "1")])
+    with pytest.raises(CorruptLog, match=r"s\.jsonl:3"):
+        st.load_entries("s")
+
+
+def test_unknown_entry_type_is_an_error_naming_it(tmp_path):
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    with open(tmp_path / "s.jsonl", "ab") as fh:
+        fh.write(b'{"type":"hologram","id":"1"}\n')
+    with pytest.raises(CorruptLog, match="hologram"):
+        st.load_entries("s")
+
+
+def test_store_folder_is_created_on_first_write_and_list_skips_foreign_files(tmp_path):
+    st = session.JsonlStore(tmp_path / "deep" / "store")
+    assert st.list_sessions() == []
+    st.create_session("s")
+    (tmp_path / "deep" / "store" / "notes.jsonl").write_text('{"hello": 1}\n')
+    assert [r.id for r in st.list_sessions()] == ["s"]
+
+
+def test_fsync_option_still_appends(tmp_path):
+    st = session.JsonlStore(tmp_path, fsync=True)
+    st.create_session("s")
+    st.append_entries("s", [msg("1")])
+    assert ids(st.load_entries("s")) == ["1"]
+    assert os.path.getsize(tmp_path / "s.jsonl") > 0
