@@ -53,25 +53,48 @@ def encode_block(block: ai.Block) -> dict[str, Any]:
 def decode_block(d: dict[str, Any]) -> ai.Block:
     """Return the content block of a dict made by :func:`encode_block`.
 
-    Raises :class:`DecodeError` for an unknown block type or a missing key.
+    Raises :class:`DecodeError` for an unknown block type, a missing key or
+    a value of the wrong JSON type (text must be a string, tool arguments an
+    object, binary data base64).
     """
     t = d.get("type")
     try:
         if t == "text":
-            return ai.Text(d["text"])
+            x = d["text"]
+            if type(x) is not str:
+                raise TypeError(f"'text' must be a string, not {type(x).__name__}")
+            return ai.Text(x)
         if t == "reminder":
-            return ai.Reminder(d["text"])
+            x = d["text"]
+            if type(x) is not str:
+                raise TypeError(f"'text' must be a string, not {type(x).__name__}")
+            return ai.Reminder(x)
         if t == "tool_call":
-            return ai.ToolCall(d["id"], d["name"], d.get("arguments") or {})
+            args = d.get("arguments") or {}
+            if type(args) is not dict:
+                raise TypeError("'arguments' must be an object")
+            return ai.ToolCall(_str(d, "id", required=True), _str(d, "name", required=True), args)
         if t == "image":
-            return ai.Image(base64.b64decode(d["data"]), d.get("mime_type", "image/png"))
+            return ai.Image(base64.b64decode(d["data"]), _str(d, "mime_type") or "image/png")
         if t == "file":
-            return ai.File(base64.b64decode(d["data"]), d.get("mime_type", "application/octet-stream"), d.get("name", ""))
+            return ai.File(base64.b64decode(d["data"]), _str(d, "mime_type") or "application/octet-stream",
+                           _str(d, "name") or "")
     except KeyError as e:
         raise DecodeError(f"{t} block is missing {e.args[0]!r}") from None
     except (TypeError, ValueError) as e:
         raise DecodeError(f"bad {t} block: {e}") from None
     raise DecodeError(f"unknown content block type {t!r}")
+
+
+def _str(d: dict[str, Any], key: str, required: bool = False) -> str | None:
+    """Return ``d[key]`` if it is a string, ``None`` if it is absent or null; else raise ``TypeError``.
+
+    With ``required`` an absent key raises ``KeyError``.
+    """
+    v = d[key] if required else d.get(key)
+    if v is None or type(v) is str:
+        return v
+    raise TypeError(f"{key!r} must be a string, not {type(v).__name__}")
 
 
 def encode_message(m: ai.Message) -> dict[str, Any]:
@@ -99,35 +122,47 @@ def encode_message(m: ai.Message) -> dict[str, Any]:
 def decode_message(d: dict[str, Any]) -> ai.Message:
     """Return the message of a dict made by :func:`encode_message`.
 
-    Raises :class:`DecodeError` for a bad role, injection or block.
+    ``content`` may also be a plain string (a shorthand some tools write).
+    Raises :class:`DecodeError` for a bad role, injection or block, or a
+    field of the wrong JSON type.
     """
-    if not isinstance(d, dict):
+    if type(d) is not dict:
         raise DecodeError("message is not an object")
     content = d.get("content") or []
-    if isinstance(content, str):  # tolerate the shorthand some tools write
+    if type(content) is str:  # tolerate the shorthand some tools write
         content = [{"type": "text", "text": content}]
+    elif type(content) is not list:
+        raise DecodeError("message content is not a list")
     blocks = []
     for b in content:
-        if not isinstance(b, dict):
+        if type(b) is not dict:
             raise DecodeError("content block is not an object")
-        blocks.append(decode_block(b))
+        if b.get("type") == "text" and type(b.get("text")) is str:  # fast path: the common block
+            blocks.append(ai.Text(b["text"]))
+        else:
+            blocks.append(decode_block(b))
     try:
+        if len(d) == 2:  # fast path: role and content only
+            return ai.Message(d["role"], blocks)
+        usage = d.get("usage")
+        if usage is not None and type(usage) is not dict:
+            raise DecodeError("message usage is not an object")
         return ai.Message(
             role=d["role"],
             content=blocks,
             injected=d.get("injected"),
-            origin=d.get("origin"),
-            tool_call_id=d.get("tool_call_id"),
-            tool_name=d.get("tool_name"),
+            origin=_str(d, "origin"),
+            tool_call_id=_str(d, "tool_call_id"),
+            tool_name=_str(d, "tool_name"),
             is_error=bool(d.get("is_error", False)),
-            usage=d.get("usage"),
-            stop_reason=d.get("stop_reason"),
-            model=d.get("model"),
+            usage=usage,
+            stop_reason=_str(d, "stop_reason"),
+            model=_str(d, "model"),
         )
     except KeyError:
         raise DecodeError("message is missing 'role'") from None
-    except ValueError as e:
-        raise DecodeError(str(e)) from None
+    except (TypeError, ValueError) as e:
+        raise DecodeError(f"bad message: {e}") from None
 
 
 def encode(entry: Entry) -> dict[str, Any]:
@@ -160,38 +195,45 @@ def decode(d: dict[str, Any]) -> Entry:
 
     A custom entry decodes into the class registered for its kind, or a bare
     :class:`CustomEntry`; fields the class does not declare go to ``data``.
-    A legacy top-level ``"meta"`` key is ignored (rule R13; stores count and
-    report it). Raises :class:`DecodeError` for an unknown ``type`` or a
-    missing key.
+    A missing or null ``parent_id`` makes a root, a missing ``created_at``
+    is ``""``. A legacy top-level ``"meta"`` key is ignored (rule R13;
+    stores count and report it). Raises :class:`DecodeError` for an unknown
+    ``type``, a missing key, or a value of the wrong JSON type (header
+    fields must be strings, ``data`` an object, ``tokens_before`` a number).
     """
-    if not isinstance(d, dict):
+    if type(d) is not dict:
         raise DecodeError("entry is not a JSON object")
     t = d.get("type")
     try:
+        id_ = d["id"]
+        parent = d.get("parent_id") or ""
+        created = d.get("created_at") or ""
+        if type(id_) is not str or type(parent) is not str or type(created) is not str:
+            raise DecodeError(f"{t} entry: id, parent_id and created_at must be strings")
         if t == "message":
-            return MessageEntry(
-                id=d["id"], parent_id=d.get("parent_id") or "", created_at=d.get("created_at") or "",
-                message=decode_message(d["message"]),
-            )
+            return MessageEntry(id=id_, parent_id=parent, created_at=created, message=decode_message(d["message"]))
         if t == "compaction":
+            tokens = d.get("tokens_before") or 0
+            if type(tokens) not in (int, float):
+                raise DecodeError("compaction entry: 'tokens_before' must be a number")
             return CompactionEntry(
-                id=d["id"], parent_id=d.get("parent_id") or "", created_at=d.get("created_at") or "",
-                summary=d.get("summary", ""), first_kept_id=d.get("first_kept_id") or "",
-                tokens_before=int(d.get("tokens_before") or 0),
+                id=id_, parent_id=parent, created_at=created, summary=_str(d, "summary") or "",
+                first_kept_id=_str(d, "first_kept_id") or "", tokens_before=int(tokens),
             )
         if t == "custom":
-            kind = d.get("kind") or ""
+            kind = _str(d, "kind") or ""
             cls = custom_class(kind)
-            data = dict(d.get("data") or {})
+            data = d.get("data") or {}
+            if type(data) is not dict:
+                raise DecodeError("custom entry: 'data' must be an object")
+            data = dict(data)
             names = {f.name for f in dataclasses.fields(cls) if f.init} - _CUSTOM_BASE
             known = {k: data.pop(k) for k in list(data) if k in names}
-            return cls(
-                id=d["id"], parent_id=d.get("parent_id") or "", created_at=d.get("created_at") or "",
-                kind=kind, data=data, **known,
-            )
+            return cls(id=id_, parent_id=parent, created_at=created, kind=kind, data=data, **known)
     except KeyError as e:
-        raise DecodeError(f"{t} entry is missing {e.args[0]!r}") from None
-    except TypeError as e:
+        if t in ("message", "compaction", "custom"):
+            raise DecodeError(f"{t} entry is missing {e.args[0]!r}") from None
+    except (TypeError, ValueError, OverflowError) as e:
         raise DecodeError(f"bad {t} entry: {e}") from None
     if t is None:
         raise DecodeError("entry has no 'type'")

@@ -48,7 +48,9 @@ def tree(entries: Iterable[Entry]) -> list[Node]:
     Children are in log (append) order, oldest first. An entry whose parent
     is missing (an orphan) becomes a root. Entries caught in a parent cycle
     are reached by cutting the cycle at its first entry in log order, which
-    becomes a root. With duplicate ids the first entry keeps the id. O(n).
+    becomes a root. With duplicate ids the later entry wins, as in
+    :func:`index` and :func:`path`: children name it as their parent, while
+    the earlier one stays in the forest without children. O(n).
     """
     entries = list(entries)
     nodes: dict[str, Node] = {}
@@ -56,7 +58,7 @@ def tree(entries: Iterable[Entry]) -> list[Node]:
     for e in entries:
         n = Node(e)
         order.append(n)
-        nodes.setdefault(e.id, n)
+        nodes[e.id] = n
     roots: list[Node] = []
     parent_of: dict[int, Node] = {}
     for n in order:
