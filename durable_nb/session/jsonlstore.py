@@ -87,13 +87,20 @@ class JsonlStore:
         return _record(f, first)
 
     def load_entries(self, id: str) -> list[Entry]:
-        """Return the session's entries in append order.
+        """Return the session's entries in append order, exactly as written.
 
-        A torn final line (no newline, not valid JSON) is dropped; a bad line
-        anywhere else raises :class:`CorruptLog` naming file and line, as
-        does an unknown entry type. Entries with the legacy top-level
-        ``"meta"`` flag load as ordinary messages and one
-        :class:`LegacyMetaWarning` names the session and their count.
+        Errors: a first line that is not a ``session_init`` record, a line
+        that is not valid JSON or not an object, an unknown entry type, a
+        missing key or a value of the wrong JSON type raise
+        :class:`CorruptLog` naming ``file:line`` (nothing is skipped
+        silently). Recoveries: a torn final line (no newline, not valid
+        JSON: a crash mid-write) is dropped and nothing before it; blank
+        lines are skipped; a missing ``parent_id`` makes a root. The tree is
+        not checked here: orphans, parent cycles and duplicate ids load as
+        written, and :func:`~durable_nb.session.path` /
+        :func:`~durable_nb.session.tree` say how they walk them. Entries with
+        the legacy top-level ``"meta"`` flag load as ordinary messages and
+        one :class:`LegacyMetaWarning` names the session and their count.
         Cost: one read of the file and one JSON parse, O(size).
         """
         f, data = self._read(id)
