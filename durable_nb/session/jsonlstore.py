@@ -10,6 +10,7 @@ it, and the next append discards its bytes first, so the log keeps loading.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import warnings
@@ -101,19 +102,29 @@ class JsonlStore:
         :func:`~durable_nb.session.tree` say how they walk them. Entries with
         the legacy top-level ``"meta"`` flag load as ordinary messages and
         one :class:`LegacyMetaWarning` names the session and their count.
-        Cost: one read of the file and one JSON parse, O(size).
+        Cost: one read of the file and one JSON parse, O(size); the cyclic
+        garbage collector is paused meanwhile.
         """
         f, data = self._read(id)
-        objs, linenos = parse_lines(f, data)
-        entries: list[Entry] = []
-        legacy = 0
-        for lineno, obj in zip(linenos, objs):
-            if "meta" in obj:
-                legacy += 1
-            try:
-                entries.append(decode(obj))
-            except DecodeError as e:
-                raise CorruptLog(f"{f}:{lineno}: {e}") from None
+        # The entries are acyclic, so the cyclic GC has nothing to find while they are
+        # built; pausing it avoids repeated full collections over a growing heap
+        # (about 2x faster for 100k entries).
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            objs, linenos = parse_lines(f, data)
+            entries: list[Entry] = []
+            legacy = 0
+            for lineno, obj in zip(linenos, objs):
+                if "meta" in obj:
+                    legacy += 1
+                try:
+                    entries.append(decode(obj))
+                except DecodeError as e:
+                    raise CorruptLog(f"{f}:{lineno}: {e}") from None
+        finally:
+            if paused:
+                gc.enable()
         if legacy:
             warnings.warn(
                 f"session {id!r}: {legacy} entr{'y carries' if legacy == 1 else 'ies carry'} the legacy top-level "
