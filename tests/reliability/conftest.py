@@ -1,26 +1,4 @@
-"""Helpers shared by the reliability tests: how to start a Python child on this checkout."""
-
-from __future__ import annotations
-
-import os
 import sys
 from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
-
-
-def child_env(**extra: str) -> dict[str, str]:
-    """Return an environment whose ``python`` imports durable_nb from this checkout."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("DURABLE_NB_MODEL", None)
-    env.update(extra)
-    return env
-
-
-@pytest.fixture
-def python() -> str:
-    return sys.executable
+sys.path.insert(0, str(Path(__file__).parent))  # so tests import reliability_support

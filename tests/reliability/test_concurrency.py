@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from conftest import HERE, child_env
+from reliability_support import HERE, child_env
 
 from durable_nb import durable
 from durable_nb.session import JsonlStore, display_text, tree

@@ -24,7 +24,7 @@ import threading
 import time
 import zlib
 
-from conftest import HERE, child_env
+from reliability_support import HERE, child_env
 
 from durable_nb.session import CustomEntry, JsonlStore, display_text
 
