@@ -13,6 +13,7 @@ import fcntl
 import gc
 import json
 import os
+import secrets
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,22 +54,52 @@ class JsonlStore:
         """Create ``<id>.jsonl`` with its ``session_init`` line.
 
         Raises ``SessionExists`` if the file exists (atomic: two creators
-        racing get one success and one ``SessionExists``).
+        racing get one success and one ``SessionExists``). The file appears
+        with its ``session_init`` line already in it (written to a hidden
+        temporary file, then hard-linked into place), so a crash never
+        leaves an empty or half-written log that no one could open; at
+        worst a ``.<id>.jsonl.*.tmp`` file stays behind. Where the file
+        system has no hard links, the file is created and then written.
         """
         f = self.file(id)
         self.root.mkdir(parents=True, exist_ok=True)
         rec = SessionRecord(id, parent_id, now())
+        line = _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at})
+        tmp = self.root / f".{id}.jsonl.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_all(fd, line)
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, f)
+        except FileExistsError:
+            raise SessionExists(f"session {id!r} already exists in {self.root}") from None
+        except OSError:  # no hard links here: create, then write
+            self._create_in_place(f, id, line)
+        finally:
+            os.unlink(tmp)
+        if self.fsync:
+            dfd = os.open(self.root, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        return rec
+
+    def _create_in_place(self, f: Path, id: str, line: bytes) -> None:
         try:
             fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             raise SessionExists(f"session {id!r} already exists in {self.root}") from None
         try:
-            _write_all(fd, _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at}))
+            _write_all(fd, line)
             if self.fsync:
                 os.fsync(fd)
         finally:
             os.close(fd)
-        return rec
 
     def _read(self, id: str) -> tuple[Path, bytes]:
         f = self.file(id)
