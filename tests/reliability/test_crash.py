@@ -129,5 +129,9 @@ def test_sigkill_mid_turn_loses_nothing_acknowledged(tmp_path):
     finally:
         server.close()
     assert kills == SESSIONS * TRIALS_PER_SESSION
+    # A kill during create_session leaves no half-made log: every log is listed and opens.
+    logs = {f.stem for f in tmp_path.glob("*.jsonl")}
+    assert {r.id for r in store.list_sessions()} == logs
+    assert all(f.name.endswith(".tmp") for f in tmp_path.iterdir() if f.suffix != ".jsonl")
     print(f"{kills} kills, {torn_tails} torn tails, {sum(map(len, receipts.values()))} receipts checked")
     assert torn_tails > 0, "no kill landed mid-write: the test did not exercise a torn tail"
