@@ -181,9 +181,14 @@ class Agent:
         """Return the model view of the active path (dangling tool calls repaired)."""
         return model_view(self.path())
 
-    def preview(self, *entries: Entry | str) -> list[ai.Message]:
-        """Return exactly the messages a run with this input would send; writes nothing."""
-        return self._view_with(self._prepare(entries))
+    def preview(self, *entries: Entry | str, at: str | None = None) -> list[ai.Message]:
+        """Return exactly the messages a run with this input would send; writes nothing.
+
+        ``at`` previews the run as if the leaf were at that entry (``""``: before
+        the first entry); ``None`` uses the current leaf. O(depth + input).
+        """
+        leaf = self.leaf_id if at is None else at
+        return model_view(self.path(leaf) + self._prepare(entries, leaf))
 
     # -- writing ------------------------------------------------------------
 
@@ -350,7 +355,7 @@ class Agent:
         if self.closed:
             raise AgentClosed(f"the agent for session {self.session_id!r} is closed; create a new Agent to continue")
 
-    def _prepare(self, entries: Sequence[Entry | str]) -> list[Entry]:
+    def _prepare(self, entries: Sequence[Entry | str], parent: str | None = None) -> list[Entry]:
         """Copy the input with fresh ids, timestamps and parents (the caller's objects are untouched).
 
         Each durable entry's parent is the previous durable entry (the first's
@@ -358,7 +363,7 @@ class Agent:
         at that point and never becomes a parent.
         """
         out: list[Entry] = []
-        parent = self.leaf_id
+        parent = self.leaf_id if parent is None else parent
         for e in entries:
             if isinstance(e, str):
                 e = text(e)
@@ -427,6 +432,14 @@ class Agent:
     def _publish(self, ev: Event) -> None:
         if self.publisher is not None:
             self.publisher(ev)
+
+    def _ipython_display_(self) -> None:
+        """Show the session as a :class:`~durable_nb.widget.SessionWidget` (imported lazily)."""
+        from IPython.display import display
+
+        from ..widget import SessionWidget
+
+        display(SessionWidget(self))
 
     def __repr__(self) -> str:
         return f"<durable.Agent session={self.session_id!r} leaf={self.leaf_id!r} entries={len(self._log)}>"

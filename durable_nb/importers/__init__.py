@@ -8,13 +8,16 @@ touching the source), the format's name and any warnings.
 
 from __future__ import annotations
 
-import warnings as _warnings
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..durable import Agent
-from ..errors import DurableError
-from ..session import Entry, JsonlStore, MemoryStore
+from ..errors import CorruptLog, DurableError
+from ..session import DecodeError, Entry, MemoryStore
+from . import claude_code, codex, pi, pi_go
+from .common import read_records, safe_session_id
+from .pi_go import upgrade_legacy_meta
 
 
 @dataclass
@@ -47,25 +50,76 @@ def in_memory(session_id: str, entries: list[Entry], leaf_id: str | None = None)
     return agent
 
 
+FORMATS = ("durable_nb", "pi", "claude_code", "codex")
+_CLAUDE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
+
+
+def detect(first: dict) -> str | None:
+    """Return the format whose first record looks like ``first``, else ``None``.
+
+    ``session_init`` → durable_nb (pi-go layout); ``session`` → pi;
+    ``session_meta`` (or the early Codex header: ``id`` + ``instructions``,
+    no ``type``) → codex; a Claude Code record type or a ``sessionId``/``uuid``
+    field → claude_code.
+    """
+    t = first.get("type") if isinstance(first.get("type"), str) else None
+    if t == "session_init":
+        return "durable_nb"
+    if t == "session":
+        return "pi"
+    if t == "session_meta" or ("payload" in first and "timestamp" in first) or (
+        t is None and "id" in first and ("instructions" in first or "timestamp" in first)
+    ):
+        return "codex"
+    if t in _CLAUDE_TYPES or "sessionId" in first or "parentUuid" in first:
+        return "claude_code"
+    return None
+
+
 def open_session(path: str | Path) -> Imported:
     """Open the session log at ``path`` read-only and return an :class:`Imported`.
 
-    Supported: durable_nb / pi-go JSONL logs (``session_init`` first line).
-    Raises :class:`DurableError` for a missing file or an unrecognised format;
-    a corrupt log raises :class:`~durable_nb.errors.CorruptLog` naming file
-    and line. Cost: one read of the file.
+    The format is detected from the first record: durable_nb / pi-go JSONL
+    (``session_init``), pi coding-agent sessions (``session`` header, v1–v3),
+    Claude Code transcripts and Codex CLI rollouts (see ``docs/importers.md``
+    for each mapping). The session id comes from the log (or the file name),
+    made safe for a store. The file is only read; the agent works on an
+    in-memory copy, its leaf where the tool would resume.
+
+    A torn last line (no newline, not valid JSON: a crash mid-write) is
+    dropped and named in ``warnings``. Raises :class:`DurableError` for a
+    missing or empty file or an unknown format, and
+    :class:`~durable_nb.errors.CorruptLog` (a DurableError) naming file and
+    line for any other bad line. Cost: one read and parse of the file, O(size).
     """
-    p = Path(path)
+    p = Path(path).expanduser()
     if not p.is_file():
         raise DurableError(f"no session log at {p}")
-    with open(p, "rb") as fh:
-        first = fh.readline()
-    if b'"session_init"' in first:
-        store = JsonlStore(p.parent)
-        sid = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
-        with _warnings.catch_warnings(record=True) as caught:
-            _warnings.simplefilter("always")
-            entries = store.load_entries(sid)
-        notes = [str(w.message) for w in caught]
-        return Imported(in_memory(sid, entries), "durable_nb", p, notes)
-    raise DurableError(f"{p}: unrecognised session log format (expected a durable_nb/pi-go JSONL log)")
+    data = p.read_bytes()
+    if not data.strip():
+        raise DurableError(f"{p}: the file is empty, so it holds no session")
+    first_line = data.lstrip().split(b"\n", 1)[0]
+    try:
+        first = json.loads(first_line)
+    except ValueError:
+        raise CorruptLog(f"{p}:1: not valid JSON, so not a session log this package can read") from None
+    fmt = detect(first) if isinstance(first, dict) else None
+    if fmt is None:
+        raise DurableError(
+            f"{p}: unrecognised session log format (expected durable_nb/pi-go, pi, Claude Code or Codex JSONL)"
+        )
+    if fmt == "durable_nb":
+        loaded = pi_go.load(p)
+    else:
+        records, notes = read_records(p, data)
+        module = {"pi": pi, "claude_code": claude_code, "codex": codex}[fmt]
+        loaded = module.load(p, records)
+        loaded.warnings[:0] = notes
+    try:
+        agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
+    except DecodeError as e:  # a value no converter checked; still a clear error naming the file
+        raise CorruptLog(f"{p}: {e}") from None
+    return Imported(agent, fmt, p, loaded.warnings)
+
+
+__all__ = ["FORMATS", "Imported", "detect", "in_memory", "open_session", "safe_session_id", "upgrade_legacy_meta"]

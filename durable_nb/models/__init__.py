@@ -9,7 +9,10 @@ A model is either
 - any plain callable ``f(messages) -> str | ai.Message`` (a fake model in one
   line); or
 - a name: ``"offline"`` (the default) or ``"<provider>:<model>"`` such as
-  ``"openai:gpt-4.1-mini"``; ``None`` means ``$DURABLE_NB_MODEL`` or offline.
+  ``"openai:gpt-4.1-mini"``, ``"anthropic:claude-sonnet-4-5"`` or
+  ``"llm:<model-id>"``; ``openai`` and ``anthropic`` also take
+  ``"<provider>:<model>@<base URL>"`` (a local server, a proxy);
+  ``None`` means ``$DURABLE_NB_MODEL`` or offline.
 
 :func:`build` turns any of these into a :class:`Model`. Provider SDKs are
 imported only when their model is built.
@@ -58,7 +61,11 @@ class CallableModel:
 
 
 # name -> (module, factory function name, pip extra)
-PROVIDERS: dict[str, tuple[str, str, str]] = {}
+PROVIDERS: dict[str, tuple[str, str, str]] = {
+    "openai": ("durable_nb.models.openai_chat", "build", "openai"),
+    "anthropic": ("durable_nb.models.anthropic_messages", "build", "anthropic"),
+    "llm": ("durable_nb.models.llm_plugin", "build", "llm"),
+}
 
 
 def build(model: ModelLike) -> Model:
@@ -101,9 +108,25 @@ def build_named(spec: str) -> Model:
     return getattr(mod, factory)(name)
 
 
+def split_base_url(name: str) -> tuple[str, str | None]:
+    """Split ``"<model>@<base URL>"`` into the model and the URL (``None`` when absent).
+
+    Only an ``@`` followed by ``http://`` or ``https://`` starts a URL, so a
+    model name that itself holds ``@`` (``claude-x@20250101``) stays whole:
+    ``"llama3.2:3b@http://127.0.0.1:11434/v1"`` gives
+    ``("llama3.2:3b", "http://127.0.0.1:11434/v1")``.
+    """
+    for scheme in ("@http://", "@https://"):
+        i = name.rfind(scheme)
+        if i > 0:
+            return name[:i], name[i + 1:]
+    return name, None
+
+
 def model_name(model: object) -> str:
     """Return a short display name for a built model."""
     return str(getattr(model, "name", None) or type(model).__name__)
 
 
-__all__ = ["ENV_VAR", "CallableModel", "Model", "ModelLike", "OfflineModel", "PROVIDERS", "build", "build_named", "model_name"]
+__all__ = ["ENV_VAR", "CallableModel", "Model", "ModelLike", "OfflineModel", "PROVIDERS", "build", "build_named", "model_name",
+           "split_base_url"]

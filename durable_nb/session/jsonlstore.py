@@ -137,28 +137,11 @@ class JsonlStore:
         garbage collector is paused meanwhile.
         """
         f, data = self._read(id)
-        # The entries are acyclic, so the cyclic GC has nothing to find while they are
-        # built; pausing it avoids repeated full collections over a growing heap
-        # (about 2x faster for 100k entries).
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            objs, linenos = parse_lines(f, data)
-            entries: list[Entry] = []
-            legacy = 0
-            for lineno, obj in zip(linenos, objs):
-                if "meta" in obj:
-                    legacy += 1
-                try:
-                    entries.append(decode(obj))
-                except DecodeError as e:
-                    raise CorruptLog(f"{f}:{lineno}: {e}") from None
-        finally:
-            if paused:
-                gc.enable()
+        entries, legacy = read_entries(f, data)
         if legacy:
+            n = len(legacy)
             warnings.warn(
-                f"session {id!r}: {legacy} entr{'y carries' if legacy == 1 else 'ies carry'} the legacy top-level "
+                f"session {id!r}: {n} entr{'y carries' if n == 1 else 'ies carry'} the legacy top-level "
                 '"meta": true flag, which nothing reads; they load as ordinary messages (visible in the '
                 "transcript, counted as turns). Upgrade a copy explicitly or start the session again.",
                 LegacyMetaWarning,
@@ -218,6 +201,37 @@ def _record(f: Path, first: bytes) -> SessionRecord:
     if not isinstance(init, dict) or init.get("type") != "session_init" or "id" not in init:
         raise CorruptLog(f"{f}:1: the first line is not a session_init record")
     return SessionRecord(init["id"], init.get("parent_id") or "", init.get("created_at") or "")
+
+
+def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
+    """Return the entries of a log's bytes and the indices (into that list)
+    of the entries that carry the legacy top-level ``"meta"`` flag.
+
+    ``f`` only names the file in errors. Raises :class:`CorruptLog` naming
+    file and line for a bad line or an undecodable entry (a torn final line
+    is dropped, see :func:`parse_lines`). O(size); the cyclic garbage
+    collector is paused meanwhile.
+    """
+    # The entries are acyclic, so the cyclic GC has nothing to find while they are
+    # built; pausing it avoids repeated full collections over a growing heap
+    # (about 2x faster for 100k entries).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        objs, linenos = parse_lines(f, data)
+        entries: list[Entry] = []
+        legacy: list[int] = []
+        for lineno, obj in zip(linenos, objs):
+            if "meta" in obj:
+                legacy.append(len(entries))
+            try:
+                entries.append(decode(obj))
+            except DecodeError as e:
+                raise CorruptLog(f"{f}:{lineno}: {e}") from None
+    finally:
+        if paused:
+            gc.enable()
+    return entries, legacy
 
 
 def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[int]]:

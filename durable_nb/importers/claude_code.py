@@ -1,0 +1,258 @@
+"""Claude Code transcripts (``~/.claude/projects/<dir>/<session>.jsonl``).
+
+Each line is a record; ``uuid``/``parentUuid`` make a tree. Mapping:
+
+- ``user`` lines → user messages; ``isMeta: true`` → injected ``meta``
+  (origin ``claude_code:isMeta``); each ``tool_result`` block → a
+  ``tool_result`` message (one entry per block, chained);
+- ``assistant`` lines → assistant messages. Claude Code writes one API
+  response as several lines (one per content block, same ``message.id``):
+  they are merged into one message, whose id is the first line's uuid;
+  children of any of those lines hang off the merged message.
+  Thinking and other non-message blocks → a custom ``claude_code.<block type>``
+  entry just before the message;
+- parallel tool calls: Claude Code hangs each result off the line of its own
+  call, so a plain leaf-to-root walk loses all but one result. Results of
+  one merged message are chained one after another (in file order), and the
+  next message continues from the last of them;
+- ``system`` ``compact_boundary`` → custom ``claude_code.system.compact_boundary``
+  (parent: its ``logicalParentUuid`` when that is in the file, else a new
+  root); the ``isCompactSummary`` user line after it → a compaction entry
+  (summary = its text, nothing before kept verbatim, ``tokens_before`` =
+  ``compactMetadata.preTokens``), so the summary reaches the model view once;
+- everything else (``progress``, other ``system`` subtypes,
+  ``file-history-snapshot``, ``queue-operation``, ``summary``, unknown types)
+  → custom ``claude_code.<type>[.<subtype>]`` with the raw record in ``data``.
+  Records without a uuid get the id ``<type>@<line>`` and hang off the
+  record before them (a one-entry side branch), off the chain.
+
+Sidechain lines (subagents) keep their own tree; a subagent file's first
+lines name parents in the main session file, which are not there: they
+become roots (one warning counts them). The leaf is the last main-chain
+user/assistant/system line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import ai
+from ..session import CompactionEntry, Entry, MessageEntry
+from .common import (
+    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, need_str, safe_session_id, text,
+    text_of, tool_call,
+)
+
+META_ORIGIN = "claude_code:isMeta"
+
+
+def _blocks(content: Any) -> tuple[list[ai.Block], list[dict[str, Any]]]:
+    """Return (message blocks, other raw blocks) of Claude message content."""
+    if isinstance(content, str):
+        return [ai.Text(content)], []
+    out: list[ai.Block] = []
+    other: list[dict[str, Any]] = []
+    for b in content or []:
+        t = b.get("type")
+        if t == "text":
+            out.append(text(b["text"]))
+        elif t in ("image", "document"):
+            src = b.get("source") or {}
+            if t == "image" or str(src.get("media_type", "")).startswith("image/"):
+                out.append(image_block(src.get("data"), src.get("media_type")))
+            elif src.get("type") == "text":
+                out.append(ai.Text(str(src.get("data", ""))))
+            else:
+                out.append(ai.Text(f"[document {src.get('media_type', '')}: not shown]"))
+        elif t in ("tool_use", "server_tool_use"):
+            out.append(tool_call(b.get("id"), b.get("name"), b.get("input"), "input"))
+        else:
+            other.append(b)
+    return out, other
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.entries: list[Entry] = []
+        self.alias: dict[str, str] = {}  # line uuid -> entry id children should hang off
+        self.groups: dict[tuple[str, bool], MessageEntry] = {}  # (message.id, sidechain) -> merged entry
+        self.assistant_ids: set[str] = set()
+        self.tail: dict[str, str] = {}  # assistant entry id -> last result chained after it
+        self.owner: dict[str, str] = {}  # result entry id -> assistant entry id
+        self.tool_names: dict[str, str] = {}
+        self.boundaries: dict[str, dict[str, Any]] = {}
+        self.last_uuid_entry = ""
+        self.leaf = ""
+        self.fallback_leaf = ""
+        self.unresolved_logical = 0
+        self.repeats = 0
+
+    def parent(self, uuid: Any) -> str:
+        if not isinstance(uuid, str) or not uuid:
+            return ""
+        return self.alias.get(uuid, uuid)
+
+    def add(self, e: Entry) -> Entry:
+        self.entries.append(e)
+        return e
+
+    def record(self, lineno: int, obj: dict[str, Any]) -> None:
+        t = obj.get("type")
+        t = t if isinstance(t, str) and t else "record"
+        uuid = obj.get("uuid")
+        at = obj.get("timestamp")
+        if not isinstance(uuid, str) or not uuid:
+            self.add(custom(f"claude_code.{t}", obj, f"{t}@{lineno}", self.last_uuid_entry, at))
+            return
+        if uuid in self.alias:  # the same line written twice
+            self.repeats += 1
+            return
+        if t == "assistant" and isinstance(obj.get("message"), dict):
+            self.assistant(uuid, obj, at)
+        elif t == "user" and isinstance(obj.get("message"), dict):
+            self.user(uuid, obj, at)
+        elif t == "system" and obj.get("subtype") == "compact_boundary":
+            logical = obj.get("logicalParentUuid")
+            if isinstance(logical, str) and logical in self.alias:
+                p = self.alias[logical]
+            else:
+                p = self.parent(obj.get("parentUuid"))
+                if logical:
+                    self.unresolved_logical += 1
+            self.add(custom("claude_code.system.compact_boundary", obj, uuid, p, at))
+            self.alias[uuid] = uuid
+            self.boundaries[uuid] = obj
+        else:
+            sub = obj.get("subtype") if t == "system" and isinstance(obj.get("subtype"), str) else ""
+            kind = f"claude_code.{t}" + (f".{sub}" if sub else "")
+            self.add(custom(kind, obj, uuid, self.parent(obj.get("parentUuid")), at))
+            self.alias[uuid] = uuid
+        self.last_uuid_entry = self.alias.get(uuid, uuid)
+        if t in ("user", "assistant", "system"):
+            if not obj.get("isSidechain"):
+                self.leaf = self.last_uuid_entry
+            self.fallback_leaf = self.last_uuid_entry
+
+    def assistant(self, uuid: str, obj: dict[str, Any], at: Any) -> None:
+        m = obj["message"]
+        blocks, other = _blocks(m.get("content"))
+        for b in blocks:
+            if isinstance(b, ai.ToolCall):
+                self.tool_names[b.id] = b.name
+        key = (m.get("id") if isinstance(m.get("id"), str) and m.get("id") else uuid, bool(obj.get("isSidechain")))
+        g = self.groups.get(key)
+        if g is None:
+            g = MessageEntry(
+                id=uuid, parent_id=self.parent(obj.get("parentUuid")), created_at=at if isinstance(at, str) else "",
+                message=ai.Message(role="assistant", content=[]),
+            )
+            self.groups[key] = g
+            self.assistant_ids.add(g.id)
+            self.add(g)
+        g.message.content.extend(blocks)
+        if isinstance(m.get("model"), str):
+            g.message.model = m["model"]
+        if m.get("stop_reason") and isinstance(m.get("stop_reason"), str):
+            g.message.stop_reason = m["stop_reason"]
+        g.message.usage = int_usage(m.get("usage")) or g.message.usage
+        if other:  # thinking etc.: a custom entry slotted in just before the message
+            kind = "claude_code." + "+".join(sorted({str(b.get("type")) for b in other}))
+            cid = f"{uuid}.{other[0].get('type')}"
+            c = self.add(custom(kind, {"blocks": other, "uuid": uuid}, cid, g.parent_id, at))
+            g.parent_id = c.id
+        self.alias[uuid] = g.id
+
+    def user(self, uuid: str, obj: dict[str, Any], at: Any) -> None:
+        m = obj["message"]
+        p = self.parent(obj.get("parentUuid"))
+        if obj.get("isCompactSummary"):
+            meta = (self.boundaries.get(obj.get("parentUuid") or "") or {}).get("compactMetadata") or {}
+            pre = meta.get("preTokens")
+            self.add(CompactionEntry(
+                id=uuid, parent_id=p, created_at=at if isinstance(at, str) else "",
+                summary=text_of(m.get("content")), first_kept_id="",
+                tokens_before=pre if isinstance(pre, int) else 0,
+            ))
+            self.alias[uuid] = uuid
+            return
+        content = m.get("content")
+        results = [b for b in content if b.get("type") == "tool_result"] if isinstance(content, list) else []
+        rest = [b for b in content if b.get("type") != "tool_result"] if isinstance(content, list) else content
+        last = p
+        owner = ""
+        for i, b in enumerate(results):
+            rid = uuid if i == 0 else f"{uuid}.{i}"
+            if i == 0:
+                owner = p if p in self.assistant_ids else self.owner.get(p, "")
+                parent = self.tail.get(owner, owner) if owner else p
+            else:
+                parent = last
+            inner, odd = _blocks(b.get("content") if b.get("content") is not None else "")
+            inner += [ai.Text(f"[{o.get('type')} block]") for o in odd]  # named, not dropped
+            msg = ai.Message(
+                role="tool_result", content=inner, is_error=bool(b.get("is_error")),
+                tool_call_id=need_str(b.get("tool_use_id"), "tool_use_id"),
+                tool_name=self.tool_names.get(b["tool_use_id"]),
+            )
+            self.add(message(rid, parent, at, msg))
+            if owner:
+                self.tail[owner] = rid
+                self.owner[rid] = owner
+            last = rid
+        if rest or not results:
+            blocks, other = _blocks(rest)
+            mid = uuid if not results else f"{uuid}.text"
+            if other:
+                c = self.add(custom("claude_code.block", {"blocks": other, "uuid": uuid}, f"{uuid}.blocks", last, at))
+                last = c.id
+            meta = bool(obj.get("isMeta"))
+            msg = ai.Message(
+                role="user", content=blocks, injected=ai.Injection.META if meta else None,
+                origin=META_ORIGIN if meta else None,
+            )
+            self.add(message(mid, last, at, msg))
+            last = mid
+        self.alias[uuid] = last
+
+    def finish(self, notes: list[str]) -> tuple[list[Entry], str]:
+        ids = {e.id for e in self.entries}
+        # A message that continues from an earlier result of a parallel batch continues from the last one.
+        for e in self.entries:
+            if isinstance(e, MessageEntry) and e.id not in self.owner and e.parent_id in self.owner:
+                e.parent_id = self.tail[self.owner[e.parent_id]]
+        missing = 0
+        for e in self.entries:
+            if e.parent_id and e.parent_id not in ids:
+                e.parent_id = ""
+                missing += 1
+        if missing:
+            notes.append(
+                f"{self.path.name}: {missing} record(s) name a parent that is not in this file (e.g. a subagent "
+                "transcript whose first lines point into the main session); each starts a new root"
+            )
+        if self.repeats:
+            notes.append(f"{self.path.name}: {self.repeats} line(s) repeat a uuid already read; they are shown once")
+        if self.unresolved_logical:
+            notes.append(
+                f"{self.path.name}: {self.unresolved_logical} compact boundary(ies) name a logical parent that is "
+                "not in this file; the conversation after the compaction starts a new root"
+            )
+        return self.entries, self.leaf or self.fallback_leaf or (self.entries[-1].id if self.entries else "")
+
+
+def load(path: Path, records: list[Record]) -> Loaded:
+    """Return the transcript's entries and leaf; a record of an unexpected shape raises
+    :class:`~durable_nb.errors.CorruptLog` naming file and line. O(records)."""
+    r = _Reader(path)
+    sid = ""
+    for lineno, obj in records:
+        guarded(path, lineno, lambda: r.record(lineno, obj))
+        if not sid and isinstance(obj.get("sessionId"), str):
+            sid = obj["sessionId"]
+    notes: list[str] = []
+    entries, leaf = r.finish(notes)
+    entries = dedupe(entries, notes, path.name)
+    return Loaded(safe_session_id(sid, path.stem), entries, leaf, notes)
+

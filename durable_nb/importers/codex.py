@@ -1,0 +1,270 @@
+"""OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+A rollout is a flat log of ``{timestamp, type, payload}`` lines; each entry
+here follows the previous one (ids ``L<line>``). Mapping:
+
+- ``response_item`` messages: ``user`` → user message; ``developer`` and
+  ``system`` → user message injected ``meta`` (origin ``codex:developer``);
+  a user message Codex injected itself is ``meta`` too: its text starts with
+  a context tag (``# AGENTS.md instructions``, ``<environment_context>``,
+  ``<user_instructions>``, ``<turn_aborted>``, …) or, in logs that record
+  what the user typed (``event_msg`` ``user_message``), no such event
+  follows it;
+- ``assistant`` messages, ``function_call``, ``custom_tool_call`` and
+  ``local_shell_call`` items of one response → one assistant message
+  (text + tool calls); ``*_output`` items → ``tool_result`` messages;
+- ``compacted`` → a compaction entry (summary: its ``message``), followed by
+  its ``replacement_history`` items as ``meta`` messages (origin
+  ``codex:replacement_history``: the model reads them, a person already saw
+  the originals) — nothing before the compaction reaches the model view;
+- ``event_msg`` ``thread_rolled_back`` (``num_turns`` N) → what follows
+  continues from before the N-th last user turn, so the rolled-back turns
+  stay in the log as a side branch;
+- everything else (``session_meta``, ``turn_context``, other ``event_msg``
+  such as ``token_count``, ``reasoning``, ``web_search_call``) → custom
+  ``codex.<type>[.<payload type>]`` with the raw record in ``data``.
+
+The session's base instructions (the system prompt, in ``session_meta``) stay
+in that custom entry: a message has no system role.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import ai
+from ..session import CompactionEntry, Entry, MessageEntry
+from .common import (
+    Loaded, Record, custom, data_url_image, dedupe, guarded, message, need_str, safe_session_id, text, text_of,
+    tool_call,
+)
+
+# Text prefixes of the user-role messages Codex writes itself, and the origin each gets.
+CONTEXT_PREFIXES = (
+    ("# agents.md instructions", "codex:AGENTS.md"),
+    ("<user_instructions>", "codex:user_instructions"),
+    ("<environment_context>", "codex:environment_context"),
+    ("<turn_aborted>", "codex:turn_aborted"),
+    ("<user_shell_command>", "codex:user_shell_command"),
+    ("<skill>", "codex:skill"),
+    ("<context_update>", "codex:context_update"),
+    ("<subagent_notification>", "codex:subagent_notification"),
+)
+REPLACED = "(Codex replaced the conversation history here; the replacement history follows as injected messages.)"
+_ASSISTANT_ITEMS = ("function_call", "custom_tool_call", "local_shell_call")
+_OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output", "mcp_tool_call_output")
+
+
+def context_origin(text: str) -> str | None:
+    """Return the origin for a user-role text Codex injects (by its prefix), else ``None``."""
+    head = text.lstrip()[:40].lower()
+    for prefix, origin in CONTEXT_PREFIXES:
+        if head.startswith(prefix):
+            return origin
+    return None
+
+
+def _blocks(content: Any) -> list[ai.Block]:
+    if isinstance(content, str):
+        return [ai.Text(content)]
+    out: list[ai.Block] = []
+    for b in content or []:
+        t = b.get("type")
+        if t in ("input_text", "output_text", "text"):
+            out.append(text(b["text"]))
+        elif t == "input_image":
+            out.append(data_url_image(b.get("image_url")))
+        elif t == "refusal":
+            out.append(text(b.get("refusal", "")))
+    return out
+
+
+def _output_blocks(output: Any) -> list[ai.Block]:
+    if isinstance(output, str):
+        return [ai.Text(output)]
+    if isinstance(output, dict):
+        inner = output.get("content", output.get("output", ""))
+        return _output_blocks(inner) if inner is not output else [ai.Text(json.dumps(output))]
+    if isinstance(output, list):
+        return _blocks(output)
+    return [ai.Text(json.dumps(output))]
+
+
+def _call(p: dict[str, Any]) -> ai.ToolCall:
+    t = p["type"]
+    cid = p.get("call_id") or p.get("id")
+    if t == "function_call":
+        raw = p.get("arguments")
+        try:
+            args = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            args = None
+        return tool_call(cid, p.get("name"), args if isinstance(args, dict) else raw)
+    if t == "custom_tool_call":
+        return tool_call(cid, p.get("name"), {"input": p.get("input")})
+    return tool_call(cid, "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {})
+
+
+def _typed_user_items(records: list[tuple[int, dict[str, Any]]]) -> tuple[set[int], bool]:
+    """Return the line numbers of user messages the user typed, paired with
+    ``event_msg`` ``user_message`` events, and whether the log has such events."""
+    typed: set[int] = set()
+    pending_item: int | None = None
+    pending_event = False
+    seen = False
+    for lineno, obj in records:
+        p = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+        if obj.get("type") == "event_msg" and p.get("type") == "user_message":
+            seen = True
+            if pending_item is not None:
+                typed.add(pending_item)
+                pending_item = None
+            else:
+                pending_event = True
+        elif obj.get("type") == "response_item" and p.get("type") == "message" and p.get("role") == "user":
+            if context_origin(text_of(p.get("content"))):
+                continue
+            if pending_event:
+                typed.add(lineno)
+                pending_event = False
+            else:
+                pending_item = lineno
+    return typed, seen
+
+
+class _Reader:
+    def __init__(self, path: Path, typed: set[int], has_events: bool) -> None:
+        self.path = path
+        self.typed = typed
+        self.has_events = has_events
+        self.entries: list[Entry] = []
+        self.by_id: dict[str, Entry] = {}
+        self.cur = ""
+        self.open: MessageEntry | None = None
+        self.tool_names: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def add(self, e: Entry, advance: bool = True) -> Entry:
+        self.entries.append(e)
+        self.by_id[e.id] = e
+        if advance:
+            self.cur = e.id
+        return e
+
+    def record(self, lineno: int, obj: dict[str, Any]) -> None:
+        t = obj.get("type")
+        p = obj.get("payload")
+        at = obj.get("timestamp")
+        id = f"L{lineno}"
+        pt = p.get("type") if isinstance(p, dict) and isinstance(p.get("type"), str) else None
+        if t == "response_item" and isinstance(p, dict):
+            self.item(id, lineno, p, at)
+        elif t == "compacted" and isinstance(p, dict):
+            self.compacted(id, p, at)
+        elif t == "event_msg" and pt == "thread_rolled_back":
+            self.rollback(id, obj, p, at)
+        else:
+            kind = f"codex.{t if isinstance(t, str) and t else 'record'}"
+            kind += f".{pt}" if t == "event_msg" and pt else ""
+            self.add(custom(kind, obj, id, self.cur, at))
+
+    def item(self, id: str, lineno: int, p: dict[str, Any], at: Any, injected: str | None = None) -> None:
+        t = p["type"]
+        if t == "message" and p.get("role") == "assistant" or t in _ASSISTANT_ITEMS:
+            blocks = _blocks(p.get("content")) if t == "message" else [_call(p)]
+            for b in blocks:
+                if isinstance(b, ai.ToolCall):
+                    self.tool_names[b.id] = b.name
+            if self.open is None or injected:
+                msg = ai.Message(role="assistant", content=[], injected=ai.Injection.META if injected else None,
+                                 origin=injected)
+                self.open = self.add(message(id, self.cur, at, msg))  # type: ignore[assignment]
+            self.open.message.content.extend(blocks)
+            if injected:
+                self.open = None
+            return
+        self.open = None
+        if t == "message":
+            role = p.get("role")
+            origin = injected
+            if role in ("developer", "system"):
+                origin = origin or f"codex:{role}"
+            elif role == "user" and not origin:
+                origin = context_origin(text_of(p.get("content")))
+                if origin is None and self.has_events and lineno not in self.typed:
+                    origin = "codex:injected"
+            elif role != "user":
+                self.add(custom(f"codex.response_item.message", p, id, self.cur, at))
+                return
+            msg = ai.Message(role="user", content=_blocks(p.get("content")),
+                             injected=ai.Injection.META if origin else None, origin=origin)
+            self.add(message(id, self.cur, at, msg))
+        elif t in _OUTPUT_ITEMS:
+            cid = need_str(p.get("call_id"), "call_id")
+            msg = ai.Message(role="tool_result", content=_output_blocks(p.get("output")), tool_call_id=cid,
+                             tool_name=self.tool_names.get(cid), injected=ai.Injection.META if injected else None,
+                             origin=injected)
+            self.add(message(id, self.cur, at, msg))
+        else:
+            self.add(custom(f"codex.response_item.{t}", p, id, self.cur, at))
+
+    def compacted(self, id: str, p: dict[str, Any], at: Any) -> None:
+        self.open = None
+        history = p.get("replacement_history") if isinstance(p.get("replacement_history"), list) else []
+        summary = p.get("message") if isinstance(p.get("message"), str) else ""
+        if history:
+            texts = [text_of(h.get("content")) for h in history if isinstance(h, dict)]
+            if not summary.strip() or any(summary.strip() in t for t in texts):
+                summary = REPLACED
+        self.add(CompactionEntry(id=id, parent_id=self.cur, created_at=at if isinstance(at, str) else "",
+                                 summary=summary))
+        for k, h in enumerate(history):
+            if isinstance(h, dict) and h.get("type") in ("message", *_ASSISTANT_ITEMS, *_OUTPUT_ITEMS):
+                self.item(f"{id}.r{k}", -1, h, at, injected="codex:replacement_history")
+            else:
+                self.add(custom(f"codex.replacement_history.{h.get('type') if isinstance(h, dict) else 'item'}",
+                                h if isinstance(h, dict) else {"item": h}, f"{id}.r{k}", self.cur, at))
+        self.open = None
+
+    def rollback(self, id: str, obj: dict[str, Any], p: dict[str, Any], at: Any) -> None:
+        self.open = None
+        n = p.get("num_turns") if isinstance(p.get("num_turns"), int) else 0
+        e = self.by_id.get(self.cur)
+        found = 0
+        target = self.cur
+        while e is not None and found < n:
+            if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None:
+                found += 1
+                target = e.parent_id
+            e = self.by_id.get(e.parent_id)
+        if found < n:
+            self.notes.append(f"{self.path.name}: a rollback of {n} turn(s) found only {found} user turn(s) to undo")
+        self.cur = target
+        self.add(custom("codex.event_msg.thread_rolled_back", obj, id, self.cur, at))
+
+
+def load(path: Path, records: list[Record]) -> Loaded:
+    """Return the rollout's entries; the leaf is the last entry of the chain.
+
+    A record of an unexpected shape raises :class:`~durable_nb.errors.CorruptLog`
+    naming file and line. Rollouts written before ``{timestamp, type, payload}``
+    lines (a bare header object, then bare items) are read too. O(records).
+    """
+    first = records[0][1]
+    if "payload" not in first and "type" not in first:  # the early rollout layout
+        records = [(records[0][0], {"type": "session_meta", "payload": first})] + [
+            (n, {"type": "response_item", "payload": o} if "type" in o else {"type": "state", "payload": o})
+            for n, o in records[1:]
+        ]
+    typed, has_events = _typed_user_items(records)
+    r = _Reader(path, typed, has_events)
+    sid = ""
+    for lineno, obj in records:
+        guarded(path, lineno, lambda: r.record(lineno, obj))
+        p = obj.get("payload")
+        if not sid and obj.get("type") == "session_meta" and isinstance(p, dict) and isinstance(p.get("id"), str):
+            sid = p["id"]
+    entries = dedupe(r.entries, r.notes, path.name)
+    return Loaded(safe_session_id(sid, path.stem), entries, r.cur, r.notes)

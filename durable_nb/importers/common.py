@@ -1,0 +1,207 @@
+"""What every importer shares: reading a JSONL file strictly, safe ids, custom entries, blocks.
+
+Each format module turns ``(line number, JSON object)`` records into
+entries and returns a :class:`Loaded`. Nothing here imports from Jupyter.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import ai
+from ..errors import CorruptLog, DurableError
+from ..session import CustomEntry, Entry, MessageEntry, encode
+
+Record = tuple[int, dict[str, Any]]
+
+
+@dataclass
+class Loaded:
+    """What a format module returns: a session id, entries in log order, the leaf and notes."""
+
+    session_id: str
+    entries: list[Entry]
+    leaf_id: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_records(path: Path, data: bytes | None = None) -> tuple[list[Record], list[str]]:
+    """Return the JSON objects of a JSONL file with their 1-based line numbers, and warnings.
+
+    Blank lines are skipped. A last line without a newline that does not
+    parse is a torn write: it is dropped and a warning says so (with the
+    line number and its size). Any other line that is not a JSON object
+    raises :class:`CorruptLog` naming the file and line; an empty file
+    raises :class:`DurableError`. O(size).
+    """
+    if data is None:
+        data = path.read_bytes()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    notes: list[str] = []
+    out: list[Record] = []
+    for i, line in enumerate(lines, start=1):
+        if line.strip():
+            out.append((i, _object(path, i, line)))
+    if tail.strip():
+        n = len(lines) + 1
+        try:
+            obj = json.loads(tail)
+        except ValueError:
+            notes.append(f"{path.name}:{n}: dropped a torn last line ({len(tail)} bytes, no newline, not valid JSON)")
+        else:
+            if not isinstance(obj, dict):
+                raise CorruptLog(f"{path}:{n}: not a JSON object")
+            out.append((n, obj))
+    if not out:
+        raise DurableError(f"{path}: the file holds no records (empty session log)")
+    return out, notes
+
+
+def _object(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        raise CorruptLog(f"{path}:{lineno}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise CorruptLog(f"{path}:{lineno}: not a JSON object")
+    return obj
+
+
+def guarded(path: Path, lineno: int, fn: Callable[[], Any]) -> Any:
+    """Return ``fn()``; a shape error inside it becomes a :class:`CorruptLog` naming file and line."""
+    try:
+        return fn()
+    except DurableError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise CorruptLog(f"{path}:{lineno}: unexpected record shape ({type(e).__name__}: {e})") from None
+
+
+_UNSAFE = re.compile(r"[^\w.\-]+")
+
+
+def safe_session_id(*candidates: Any) -> str:
+    """Return the first candidate made safe as a session id (file-name safe, see
+    :func:`~durable_nb.session.check_session_id`).
+
+    Characters outside letters, digits, ``_``, ``.`` and ``-`` become ``-``;
+    a leading ``.``/``-`` is dropped; at most 200 characters. Empty or
+    non-string candidates are skipped; with none left, ``"imported"``.
+    """
+    for c in candidates:
+        if not isinstance(c, str):
+            continue
+        s = _UNSAFE.sub("-", c.strip()).lstrip(".-")[:200].rstrip(".-")
+        if s:
+            return s
+    return "imported"
+
+
+def custom(kind: str, raw: dict[str, Any], id: str, parent_id: str, created_at: Any = "") -> CustomEntry:
+    """Return a custom entry that keeps a source record whole (``data`` is the raw record)."""
+    return CustomEntry(id=id, parent_id=parent_id or "", created_at=_at(created_at), kind=kind, data=raw)
+
+
+def _at(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def message(id: str, parent_id: str, created_at: Any, msg: ai.Message) -> MessageEntry:
+    """Return a message entry (``created_at`` that is not a string becomes ``""``)."""
+    return MessageEntry(id=id, parent_id=parent_id or "", created_at=_at(created_at), message=msg)
+
+
+def need_str(v: Any, what: str, empty_ok: bool = False) -> str:
+    """Return ``v`` if it is a (non-empty, unless ``empty_ok``) string; else raise ``ValueError`` (a bad record)."""
+    if not isinstance(v, str) or not (v or empty_ok):
+        raise ValueError(f"{what} is {v!r}, not a {'' if empty_ok else 'non-empty '}string")
+    return v
+
+
+def text(v: Any) -> ai.Text:
+    """Return a text block; raises ``ValueError`` (a bad record) when ``v`` is not a string."""
+    if not isinstance(v, str):
+        raise ValueError(f"text is {type(v).__name__}, not a string")
+    return ai.Text(v)
+
+
+def tool_call(id: Any, name: Any, arguments: Any, wrap: str = "arguments") -> ai.ToolCall:
+    """Return a tool call; ``arguments`` that are not an object are kept as ``{wrap: arguments}``.
+
+    Raises ``ValueError`` (a bad record) when ``id`` or ``name`` is not a non-empty string.
+    """
+    if not isinstance(id, str) or not id or not isinstance(name, str) or not name:
+        raise ValueError("a tool call needs a string id and name")
+    return ai.ToolCall(id, name, arguments if isinstance(arguments, dict) else {wrap: arguments})
+
+
+def image_block(data: Any, mime_type: Any) -> ai.Block:
+    """Return an :class:`~durable_nb.ai.Image` of base64 ``data``, or a text placeholder
+    naming the image when the data is missing or not base64 (the model view shows the placeholder)."""
+    mt = mime_type if isinstance(mime_type, str) and mime_type else "image/png"
+    if isinstance(data, str) and data:
+        try:
+            return ai.Image(base64.b64decode(data, validate=True), mt)
+        except (binascii.Error, ValueError):
+            pass
+    return ai.Text(f"[image {mt}: data not stored in the log]")
+
+
+def data_url_image(url: Any) -> ai.Block:
+    """Return the image of a ``data:<mime>;base64,...`` URL, else a text placeholder."""
+    if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+        head, _, b64 = url.partition(";base64,")
+        return image_block(b64, head[5:])
+    shown = url if isinstance(url, str) and url and len(url) < 200 else "not stored in the log"
+    return ai.Text(f"[image: {shown}]")
+
+
+def int_usage(u: Any) -> dict[str, int] | None:
+    """Return the integer fields of a usage dict (nested objects such as costs are left out)."""
+    if not isinstance(u, dict):
+        return None
+    out = {k: v for k, v in u.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return out or None
+
+
+def text_of(content: Any) -> str:
+    """Return the text of a string or a list of ``{"type": ..., "text": ...}`` blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def dedupe(entries: list[Entry], notes: list[str], source: str) -> list[Entry]:
+    """Return ``entries`` with repeated ids resolved: an exact repeat is dropped,
+    a different entry under a taken id gets a ``~N`` suffix. One note counts each."""
+    seen: dict[str, str] = {}
+    out: list[Entry] = []
+    dropped = renamed = 0
+    for e in entries:
+        enc = json.dumps(encode(e), sort_keys=True)
+        if e.id in seen:
+            if seen[e.id] == enc:
+                dropped += 1
+                continue
+            n = 2
+            while f"{e.id}~{n}" in seen:
+                n += 1
+            e.id = f"{e.id}~{n}"
+            renamed += 1
+        seen[e.id] = enc
+        out.append(e)
+    if dropped:
+        notes.append(f"{source}: {dropped} record(s) repeat an earlier record exactly (same id); they are shown once")
+    if renamed:
+        notes.append(f"{source}: {renamed} record(s) reuse an id taken by a different record; they get a '~N' suffix")
+    return out

@@ -1,0 +1,114 @@
+"""durable_nb / pi-go JSONL logs: ``session_init`` first line, then one entry per line.
+
+The layout is the project's own (see :mod:`durable_nb.session.codec`), so
+entries load as they are. A log written before the injection flag moved onto
+the message carries a top-level ``"meta": true`` on the entry; nothing reads
+it (rule R13), so those entries load as ordinary messages and a warning names
+the session and their count. :func:`upgrade_legacy_meta` is the explicit,
+opt-in fix: it writes a *new* session whose copies carry
+``injected="meta"`` on the message; the original file is never rewritten.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from .. import ai
+from ..durable import Agent
+from ..errors import CorruptLog
+from ..session import MessageEntry, Store
+from ..session.jsonlstore import read_entries
+from .common import Loaded, safe_session_id
+
+LEGACY_ORIGIN = "legacy-meta"
+
+
+def _header_id(path: Path, data: bytes) -> str:
+    first = data.split(b"\n", 1)[0]
+    try:
+        init = json.loads(first)
+    except ValueError:
+        raise CorruptLog(f"{path}:1: the first line is not a session_init record") from None
+    return init.get("id") if isinstance(init, dict) and isinstance(init.get("id"), str) else ""
+
+
+def load(path: Path) -> Loaded:
+    """Return the log's entries (leaf: the last one, as on resume).
+
+    The session id is the ``session_init`` id, else the file name, made
+    safe (:func:`~durable_nb.importers.common.safe_session_id`). A torn final
+    line is dropped with a warning; any other bad line raises
+    :class:`CorruptLog` naming file and line. Legacy-flagged entries give one
+    warning with their count. O(size).
+    """
+    data = path.read_bytes()
+    sid = safe_session_id(_header_id(path, data), path.stem)
+    entries, legacy = read_entries(path, data)
+    notes = []
+    if _torn(data):
+        last = data.rsplit(b"\n", 1)[-1]
+        notes.append(f"{path.name}: dropped a torn last line ({len(last)} bytes, no newline, not valid JSON)")
+    if legacy:
+        n = len(legacy)
+        notes.append(
+            f"session {sid!r}: {n} entr{'y carries' if n == 1 else 'ies carry'} the legacy top-level "
+            '"meta": true flag, which nothing reads: they load as ordinary messages (shown in the transcript, '
+            "counted as turns by compaction). To hide them, write an upgraded copy with "
+            "durable_nb.importers.upgrade_legacy_meta(path, store, new_session_id); the original is not changed."
+        )
+    return Loaded(sid, entries, None, notes)
+
+
+def _torn(data: bytes) -> bool:
+    """True when the log ends in an unterminated line that does not parse (dropped on load)."""
+    last = data.rsplit(b"\n", 1)[-1]
+    if not last.strip() or b"\n" not in data:
+        return False
+    try:
+        json.loads(last)
+        return False
+    except ValueError:
+        return True
+
+
+def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> Agent:
+    """Write a new session ``new_session_id`` in ``store``: a copy of the log at
+    ``path`` in which every message entry with the legacy top-level
+    ``"meta": true`` carries ``injected="meta"`` (origin ``"legacy-meta"``
+    unless it had one) on its message. Returns an agent on the new session.
+
+    Ids, parents and timestamps are kept, so the tree is the same; the new
+    session's parent is the source session. The source file is only read.
+    Raises ``SessionExists`` if ``new_session_id`` is taken (so it can never
+    overwrite the source), :class:`CorruptLog` for a bad log. O(size).
+    """
+    p = Path(path)
+    data = p.read_bytes()
+    entries, legacy = read_entries(p, data)
+    flagged = _flagged_lines(data)
+    for i in legacy:
+        e = entries[i]
+        if isinstance(e, MessageEntry) and e.id in flagged and e.message.injected is None:
+            origin = e.message.origin or LEGACY_ORIGIN
+            e.message = dataclasses.replace(e.message, injected=ai.Injection.META, origin=origin)
+    src = safe_session_id(_header_id(p, data), p.stem)
+    store.create_session(new_session_id, parent_id=src)
+    store.append_entries(new_session_id, entries)
+    return Agent(store=store, session_id=new_session_id)
+
+
+def _flagged_lines(data: bytes) -> set[str]:
+    """Return the ids of entry lines whose top-level ``"meta"`` is ``true``."""
+    out = set()
+    for line in data.split(b"\n")[1:]:
+        if b'"meta"' not in line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("meta") is True and isinstance(obj.get("id"), str):
+            out.add(obj["id"])
+    return out

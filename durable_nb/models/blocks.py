@@ -1,0 +1,97 @@
+"""What every provider conversion shares: reminder tags, flattening, file fallbacks.
+
+A :class:`~durable_nb.ai.Reminder` block is injected context for the model,
+so every provider receives it, as text wrapped in ``<system-reminder>`` tags
+(the convention agent harnesses use, which models are trained to read as
+context rather than as something the user typed). Pure functions; no SDK is
+imported here.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable
+
+from .. import ai
+
+TEXT_MIME_PREFIXES = ("text/",)
+TEXT_MIME_TYPES = frozenset({
+    "application/json", "application/xml", "application/yaml", "application/x-yaml", "application/toml",
+    "application/javascript", "application/x-python", "application/sql", "application/csv",
+})
+
+
+def reminder_text(text: str) -> str:
+    """Return a reminder's text as the model reads it: wrapped in ``<system-reminder>`` tags."""
+    return f"<system-reminder>\n{text}\n</system-reminder>"
+
+
+def block_text(block: ai.Block) -> str | None:
+    """Return the model-facing text of a text or reminder block; ``None`` for any other block."""
+    if isinstance(block, ai.Text):
+        return block.text
+    if isinstance(block, ai.Reminder):
+        return reminder_text(block.text)
+    return None
+
+
+def flatten(blocks: Iterable[ai.Block], other: Callable[[ai.Block], str | None] | None = None) -> str:
+    """Return the text and reminder blocks as one string for APIs that take a string.
+
+    Consecutive text blocks are concatenated as they are (like
+    :meth:`ai.Message.text`); a reminder is set off from its neighbours by a
+    blank line. ``other(block)`` may give text for any other block (set off
+    the same way); without it, or when it returns ``None``, such blocks are
+    skipped. ``""`` when there is no text. O(blocks).
+    """
+    pieces: list[str] = []
+    prev_text = False
+    for b in blocks:
+        if isinstance(b, ai.Text):
+            if prev_text:
+                pieces[-1] += b.text
+            else:
+                pieces.append(b.text)
+            prev_text = True
+            continue
+        prev_text = False
+        if isinstance(b, ai.Reminder):
+            pieces.append(reminder_text(b.text))
+        elif other is not None and (text := other(b)) is not None:
+            pieces.append(text)
+    return "\n\n".join(p for p in pieces if p)
+
+
+def is_text_file(mime_type: str) -> bool:
+    """Return whether a file of this MIME type is text a model can read inline."""
+    mime = mime_type.split(";")[0].strip().lower()
+    return mime.startswith(TEXT_MIME_PREFIXES) or mime in TEXT_MIME_TYPES
+
+
+def file_text(f: ai.File) -> str:
+    """Return a text file inline: its content inside ``<file name=... type=...>`` tags.
+
+    Bytes that are not UTF-8 are replaced (never raises).
+    """
+    name = f' name="{f.name}"' if f.name else ""
+    return f'<file{name} type="{f.mime_type}">\n{f.data.decode("utf-8", "replace")}\n</file>'
+
+
+def omitted(block: ai.Image | ai.File, provider: str) -> str:
+    """Return the note sent in place of an image or file the provider cannot take.
+
+    The model learns that something was there and why it cannot see it,
+    instead of the block vanishing silently.
+    """
+    what = f"file {block.name}" if isinstance(block, ai.File) and block.name else block.type
+    return f"[{what} ({block.mime_type}, {len(block.data)} bytes) not sent: {provider} does not accept this type here]"
+
+
+def data_url(block: ai.Image | ai.File) -> str:
+    """Return ``data:<mime>;base64,<data>`` for an image or file."""
+    return f"data:{block.mime_type};base64,{b64(block.data)}"
+
+
+def b64(data: bytes) -> str:
+    """Return ``data`` as base64 text."""
+    return base64.b64encode(data).decode("ascii")

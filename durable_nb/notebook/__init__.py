@@ -1,0 +1,31 @@
+"""The notebook layer: ``%load_ext durable_nb`` registers ``%%durable`` and ``%durable``.
+
+``current()`` returns the kernel's :class:`~.state.NotebookSession` (its
+``agent`` is the :class:`durable_nb.durable.Agent` the magics use), for
+Python access: e.g. ``current().agent.model = my_function``.
+"""
+
+from __future__ import annotations
+
+from .magics import DurableMagics
+from .state import NotebookSession, Note
+
+_magics: DurableMagics | None = None
+
+__all__ = ["DurableMagics", "Note", "NotebookSession", "current", "load_ipython_extension"]
+
+
+def load_ipython_extension(ipython) -> None:
+    """Register the magics and their settings (``%config DurableMagics``)."""
+    global _magics
+    _magics = DurableMagics(shell=ipython, parent=ipython)
+    ipython.register_magics(_magics)
+    if _magics not in ipython.configurables:
+        ipython.configurables.append(_magics)
+
+
+def current() -> NotebookSession:
+    """Return the notebook's session (opened on first use). Raises ``RuntimeError`` before ``%load_ext durable_nb``."""
+    if _magics is None:
+        raise RuntimeError("run %load_ext durable_nb first")
+    return _magics.state

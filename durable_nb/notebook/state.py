@@ -1,0 +1,467 @@
+"""The notebook's session: the agent, the staged injected entries, and which cell made which entry.
+
+One :class:`NotebookSession` lives in the kernel (held by the magics). It
+owns the :class:`~durable_nb.durable.Agent` on the notebook's JSONL store,
+the meta/ephemeral entries staged for the next turn, an optional session
+opened read-only for inspection, and the live widgets to re-sync.
+
+**A cell is a position in the tree.** Every entry a cell produces records
+the cell (``origin="cell:<cellId>"`` on the message; the ``cell`` field of a
+:class:`Note`). Before a cell acts, :meth:`NotebookSession.rewind_for` looks
+up the cell's latest stored entry: if it is on the active path, the leaf
+moves to that entry's parent, so an edited or re-run cell grows a sibling
+branch instead of appending a duplicate; otherwise the cell acts at the
+leaf. The lookup reads the log (not kernel memory), so the rule survives
+kernel restarts. Cells without an id (front ends that send none) always act
+at the leaf.
+
+Nothing here imports a display: the magics render; this module decides.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from IPython.core.error import UsageError
+
+from .. import ai, durable
+from ..durable import Agent, new_session_id
+from ..errors import DurableError, ModelError, SessionExists
+from ..models import ModelLike
+from ..session import (
+    CompactionEntry,
+    CustomEntry,
+    Entry,
+    JsonlStore,
+    MessageEntry,
+    is_ephemeral,
+    register_custom,
+)
+
+NOTE_KIND = "note"
+DEFAULT_SESSION = "default"
+
+
+@dataclass(kw_only=True)
+class Note(CustomEntry):
+    """A note cell: kept in the log and shown in transcripts, never sent to the model.
+
+    ``body`` is the note's text, ``cell`` the id of the cell that wrote it.
+    """
+
+    kind: str = NOTE_KIND
+    body: str = ""
+    cell: str = ""
+
+
+register_custom(NOTE_KIND, Note)
+
+
+def entry_origin(entry: Entry) -> str | None:
+    """Return ``"cell:<id>"`` (or any origin) recorded on an entry, or ``None``.
+
+    A message entry's origin is its message's; a :class:`Note` records its
+    cell; other entries have none.
+    """
+    if isinstance(entry, MessageEntry):
+        return entry.message.origin
+    if isinstance(entry, Note) and entry.cell:
+        return f"cell:{entry.cell}"
+    return None
+
+
+def cell_entry(entries: list[Entry], origin: str) -> Entry | None:
+    """Return the latest durable entry in ``entries`` (append order) made by ``origin``, or ``None``.
+
+    Ephemeral entries are skipped: they are never stored, so they are no
+    position. O(len(entries)).
+    """
+    for e in reversed(entries):
+        if not is_ephemeral(e) and entry_origin(e) == origin:
+            return e
+    return None
+
+
+def default_session_name(user_ns: Mapping[str, object], environ: Mapping[str, str] = os.environ) -> str:
+    """Return the notebook's default session id.
+
+    The notebook's file name without ``.ipynb`` (from ``__session__`` in the
+    namespace, which ipykernel sets from ``JPY_SESSION_NAME``, or that
+    variable itself), with characters a session id cannot hold replaced by
+    ``-``; ``"default"`` when the kernel does not know its notebook.
+    """
+    raw = user_ns.get("__session__") or environ.get("JPY_SESSION_NAME") or ""
+    name = Path(str(raw)).name if raw else ""
+    name = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
+    name = re.sub(r"[^\w.\-]", "-", name).lstrip(".-")[:200]
+    return name or DEFAULT_SESSION
+
+
+def user_entry(body: str, origin: str | None) -> MessageEntry:
+    """Return the ordinary user entry for a turn cell, recording the cell as its origin."""
+    entry = durable.text(body)
+    entry.message.origin = origin
+    return entry
+
+
+def injected_entry(kind: str, body: str, origin: str | None) -> MessageEntry:
+    """Return a staged ``meta`` or ``ephemeral`` entry for a tagged cell (``kind`` names which)."""
+    return {"meta": durable.meta, "ephemeral": durable.ephemeral}[kind](body, origin=origin)
+
+
+@dataclass
+class Turn:
+    """What one turn did so far; filled while it runs, so it is meaningful after a failure.
+
+    ``input_ids`` are the persisted input entries, ``written`` counts stored
+    entries, ``text`` is the reply (streamed so far, or final), ``reply`` the
+    stored reply message (``None`` until stored), ``leaf_id`` the leaf after.
+    """
+
+    input_ids: list[str] = field(default_factory=list)
+    written: int = 0
+    deltas: list[str] = field(default_factory=list)
+    reply: ai.Message | None = None
+    leaf_id: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.reply.text() if self.reply is not None else "".join(self.deltas)
+
+
+class NotebookSession:
+    """The notebook's session state (see the module docs).
+
+    ``store_dir`` is the JSONL store's folder, ``session_id`` the session to
+    continue (created if missing), ``model`` anything
+    :func:`durable_nb.models.build` accepts. Nothing is built or written
+    until used, except that a missing session is created.
+    """
+
+    def __init__(self, store_dir: str | os.PathLike[str], session_id: str, model: ModelLike = None) -> None:
+        self.store = JsonlStore(Path(store_dir))
+        self._model: ModelLike = model
+        self.widgets: weakref.WeakSet = weakref.WeakSet()
+        self.inspected = None  # an importers.Imported while a saved log is open read-only
+        self.staged: list[MessageEntry] = []
+        self.own = self._open(session_id)
+
+    # -- which agent ------------------------------------------------------
+
+    def _open(self, session_id: str) -> Agent:
+        try:
+            return Agent(model=self._model, store=self.store, session_id=session_id, publisher=self._published)
+        except DurableError as e:
+            raise UsageError(str(e)) from None
+
+    @property
+    def agent(self) -> Agent:
+        """The inspected session's agent while one is open, else the notebook's own."""
+        return self.inspected.agent if self.inspected is not None else self.own
+
+    def writable(self, what: str = "run a turn") -> Agent:
+        """Return the notebook's own agent; raises ``UsageError`` while a log is open read-only."""
+        if self.inspected is not None:
+            raise UsageError(
+                f"cannot {what}: {self.inspected.source} is open read-only for inspection; "
+                "%durable close returns to the notebook's session"
+            )
+        return self.own
+
+    @property
+    def model(self) -> ModelLike:
+        return self._model
+
+    @model.setter
+    def model(self, model: ModelLike) -> None:
+        self._model = model
+        self.own.model = model
+
+    # -- widgets ------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Push the current state to every live widget: those registered in
+        ``widgets`` and every open :class:`~durable_nb.widget.SessionWidget`
+        of the current agent (however it was displayed)."""
+        for w in list(self.widgets):
+            w.sync()
+        widget = sys.modules.get("durable_nb.widget")  # loaded once any widget exists
+        if widget is not None:
+            widget.sync_widgets(self.agent)
+
+    def _published(self, event) -> None:  # lifecycle events from the agent, after success
+        self.sync()
+
+    # -- cells as positions ---------------------------------------------------
+
+    def cell_position(self, origin: str | None, chat: bool = False) -> Entry | None:
+        """Return the cell's latest entry if it is on the active path (the cell would rewind before it), else ``None``.
+
+        ``chat`` or a cell without an origin never rewinds. O(log size).
+        """
+        if chat or not origin:
+            return None
+        agent = self.agent
+        e = cell_entry(agent.entries(), origin)
+        if e is None:
+            return None
+        return e if any(p.id == e.id for p in agent.path()) else None
+
+    def rewind_for(self, origin: str | None, chat: bool = False) -> Entry | None:
+        """Apply the cell-as-position rule: branch to before the cell's entry if it is on the path.
+
+        Returns the entry rewound before (``None`` when the cell acts at the
+        leaf). Nothing is written.
+        """
+        e = self.cell_position(origin, chat)
+        if e is not None:
+            self.writable().branch(e.parent_id)
+        return e
+
+    # -- staging ------------------------------------------------------------------
+
+    def stage(self, kind: str, body: str, origin: str | None) -> bool:
+        """Stage a ``meta`` or ``ephemeral`` entry for the next turn; return True if it replaced one.
+
+        A cell's staged entry is replaced in place when the cell is re-run
+        (cells without an origin always add a new one). Call
+        :meth:`rewind_for` first for the cell-as-position rule.
+        """
+        self.writable("stage entries")
+        entry = injected_entry(kind, body, origin)
+        for i, s in enumerate(self.staged):
+            if origin and s.message.origin == origin:
+                self.staged[i] = entry
+                return True
+        self.staged.append(entry)
+        return False
+
+    def clear(self) -> int:
+        """Drop the staged entries; return how many there were."""
+        n, self.staged = len(self.staged), []
+        return n
+
+    def note(self, body: str, cell_id: str) -> Note:
+        """Append a :class:`Note` at the leaf and return it (stored, never sent)."""
+        (note,) = self.writable("add a note").append(Note(body=body, cell=cell_id))
+        self.sync()
+        return note
+
+    # -- turns -----------------------------------------------------------------------
+
+    def check_model(self) -> str:
+        """Build the model (before anything moves or is written); return its name.
+
+        Raises ``UsageError`` with the model error's message.
+        """
+        try:
+            return self.writable().model_name()
+        except ModelError as e:
+            raise UsageError(str(e)) from None
+
+    def inputs(self, body: str | None, origin: str | None) -> list[Entry]:
+        """Return the next turn's input: the staged entries in staging order, then the cell's message."""
+        return [*self.staged, *([user_entry(body, origin)] if body is not None else [])]
+
+    def preview(self, body: str | None, origin: str | None, chat: bool = False,
+                kind: str = "turn") -> tuple[list[ai.Message], list[ai.Message]]:
+        """Return ``(messages, new)``: exactly what the next turn would send, and which of them are new input.
+
+        ``kind="turn"`` previews running the cell ``body``; ``"meta"`` or
+        ``"ephemeral"`` previews the next turn with the cell staged (replacing
+        its earlier staged version); ``body=None`` previews only the staged
+        entries. The cell-as-position rule is applied on paper: if the cell
+        would rewind, the view starts at that entry's parent. Writes nothing
+        and moves nothing; the view is the agent's own (``model_view`` of the
+        base path plus the input, as :meth:`Agent.run` sends it).
+        """
+        agent = self.agent
+        if kind == "turn":
+            new = self.inputs(body, origin)
+        else:
+            new = [*(s for s in self.staged if not (origin and s.message.origin == origin)),
+                   injected_entry(kind, body or "", origin)]
+        e = self.cell_position(origin, chat)
+        return agent.preview(*new, at=e.parent_id if e is not None else None), [x.message for x in new]
+
+    def run(self, body: str, origin: str | None, turn: Turn, on_delta: Callable[[Turn], object] | None = None) -> Turn:
+        """Run one turn (staged entries + the cell's message) and fill ``turn`` as it goes.
+
+        The staged entries are consumed once the input is persisted. Widgets
+        are synced after each persistence receipt. A model failure or an
+        interrupt propagates: the input stays stored, the partial reply (in
+        ``turn.deltas``) is not stored, the leaf is the user message, the
+        meta entries are stored and the ephemeral ones are staged again, so
+        re-running the cell (which rewinds before its message) retries with
+        the same context.
+        """
+        agent = self.writable()
+        staged = list(self.staged)
+        stream = agent.run(*self.inputs(body, origin))
+        try:
+            for ev in stream:
+                if ev.type == "agent_start":
+                    self.staged = []
+                    turn.input_ids = [e.id for e in ev.entries]
+                    turn.written += len(ev.entries)
+                    turn.leaf_id = ev.leaf_id
+                    self.sync()
+                elif ev.type == "text_delta":
+                    turn.deltas.append(ev.delta)
+                    if on_delta is not None:
+                        on_delta(turn)
+                elif ev.type == "message_end":
+                    turn.written += len(ev.entries)
+                    turn.reply = ev.message
+                    turn.leaf_id = ev.leaf_id
+                    self.sync()
+        except BaseException:
+            if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
+                self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+            raise
+        return turn
+
+    # -- verbs -------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> Entry:
+        """Return the entry ``ref`` names: an id or a unique id prefix. ``UsageError`` otherwise."""
+        agent = self.agent
+        try:
+            return agent.entry(ref)
+        except KeyError:
+            pass
+        hits = [e for e in agent.entries() if e.id.startswith(ref)] if ref else []
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise UsageError(f"entry prefix {ref!r} is ambiguous ({len(hits)} entries): give more characters")
+        raise UsageError(f"no entry {ref!r} in session {agent.session_id!r}; %durable log lists the entries")
+
+    def branch(self, ref: str) -> Entry:
+        """Move the leaf to the entry ``ref`` names; return it. Ephemeral targets are refused."""
+        e = self.resolve(ref)
+        try:
+            self.agent.branch(e.id)
+        except DurableError as err:
+            raise UsageError(str(err)) from None
+        return e
+
+    def rewind(self, turns: int = 1) -> str:
+        """Move the leaf to before the last ``turns`` turns (ordinary user messages); return the new leaf.
+
+        Injected entries stored before a rewound turn stay. ``UsageError``
+        when the path has fewer turns.
+        """
+        path = self.agent.path()
+        starts = [e for e in path if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None]
+        if turns < 1:
+            raise UsageError("rewind needs a number of turns, 1 or more")
+        if len(starts) < turns:
+            raise UsageError(f"cannot rewind {turns} turn(s): the active path has {len(starts)}")
+        target = starts[-turns].parent_id
+        self.agent.branch(target)
+        return target
+
+    def new(self, session_id: str | None) -> Agent:
+        """Start a new session in the store and make it the notebook's (stops any inspection)."""
+        sid = session_id or new_session_id()
+        try:
+            self.store.create_session(sid)
+        except SessionExists:
+            raise UsageError(f"session {sid!r} already exists; %durable use {sid} continues it") from None
+        except DurableError as e:
+            raise UsageError(str(e)) from None
+        return self.use(sid)
+
+    def use(self, session_id: str) -> Agent:
+        """Continue ``session_id`` (created if missing) as the notebook's session; stops any inspection."""
+        self.own = self._open(session_id)
+        self.inspected = None
+        self.sync()
+        return self.own
+
+    def fork(self, new_id: str) -> Agent:
+        """Fork the active path into ``new_id`` and continue there; returns the new agent."""
+        try:
+            self.own = self.writable("fork").fork(new_id)
+        except SessionExists:
+            raise UsageError(f"session {new_id!r} already exists: choose another id") from None
+        except DurableError as e:
+            raise UsageError(str(e)) from None
+        self.sync()
+        return self.own
+
+    def compact(self, keep: int = 0) -> CompactionEntry | None:
+        """Compact the active path keeping ``keep`` turns; ``None`` when there is nothing to summarise."""
+        agent = self.writable("compact")
+        self.check_model()
+        return agent.compact(keep_turns=keep)
+
+    def open(self, ref: str):
+        """Open a saved log read-only for inspection: a file path, or a session id of this store.
+
+        Returns the :class:`~durable_nb.importers.Imported`. Its agent works
+        on an in-memory copy; turns, staging, notes, fork and compact are
+        refused until :meth:`close`.
+        """
+        from ..importers import open_session
+
+        p = Path(ref).expanduser()
+        if not p.is_file():
+            try:
+                p = self.store.file(ref)
+            except DurableError:
+                raise UsageError(f"no file {ref!r} and no session of that id in {self.store.root}") from None
+            if not p.is_file():
+                raise UsageError(f"no file {ref!r} and no session {ref!r} in {self.store.root}; %durable sessions lists them")
+        try:
+            imported = open_session(p)
+        except DurableError as e:
+            raise UsageError(str(e)) from None
+        self.inspected = imported
+        self.sync()
+        return imported
+
+    def close(self) -> bool:
+        """Stop inspecting; return whether a log was open."""
+        was, self.inspected = self.inspected is not None, None
+        self.sync()
+        return was
+
+    def sessions(self) -> list[tuple[str, int, str]]:
+        """Return ``(id, entry count, last activity)`` for each saved session, oldest first.
+
+        Last activity is the last entry's time (the creation time for an
+        empty session). Cost: reads every log.
+        """
+        out = []
+        for rec in self.store.list_sessions():
+            try:
+                entries = self.store.load_entries(rec.id)
+            except DurableError:
+                continue
+            out.append((rec.id, len(entries), entries[-1].created_at if entries else rec.created_at))
+        return out
+
+
+def counts(entries: list[Entry]) -> dict[str, int]:
+    """Return entry counts by kind: ``user``, ``assistant``, ``tool_result``, ``meta``,
+    ``ephemeral``, ``compaction`` and each custom kind (zero counts left out)."""
+    out: dict[str, int] = {}
+    for e in entries:
+        if isinstance(e, MessageEntry):
+            k = e.message.injected.value if e.message.injected else e.message.role
+        elif isinstance(e, CompactionEntry):
+            k = "compaction"
+        elif isinstance(e, CustomEntry):
+            k = e.kind or "custom"
+        else:
+            k = type(e).__name__
+        out[k] = out.get(k, 0) + 1
+    return out

@@ -1,0 +1,559 @@
+// durable_nb entry-tree widget: the front end of durable_nb.widget.SessionWidget.
+//
+// Python sends a flat log of entry rows (traits `base` + `tail`), `leaf_id`,
+// and `views` (the model view, transcript view and full entry at the selected
+// entry, all computed in Python). This module builds the tree from the rows'
+// parent pointers and draws it; it never computes a view itself and never
+// writes the store: "continue from here" sends {action: "branch", id}.
+//
+// Safety: every piece of entry text goes into the DOM through textContent.
+// Nothing here uses innerHTML, creates <img>, or follows a URL from the data.
+
+/**
+ * @typedef {{
+ *   id: string, parent_id: string, created_at?: string, type: string, preview: string,
+ *   role?: string, injected?: string, origin?: string, tools?: string[], reminders?: number,
+ *   attachments?: string[], tool_call_id?: string, is_error?: boolean, kind?: string,
+ *   first_kept_id?: string, tokens_before?: number, elides?: [string, string, number]
+ * }} Row
+ * @typedef {{ row: Row, depth: number, mark: "root" | "cont" | "branch" | "eph" }} Line
+ * @typedef {{
+ *   get: (key: string) => any, set: (key: string, value: any) => void,
+ *   on: (event: string, cb: Function) => void, off: (event?: string, cb?: Function) => void,
+ *   save_changes: () => void, send: (content: any) => void
+ * }} Model
+ */
+
+const ROW_H = 26; // px; equals .dnb-row height in widget.css
+const OVERSCAN = 10; // rows drawn above and below the visible window
+const MAX_INDENT = 16; // deeper branches are drawn at this indent (the depth is still shown)
+
+/**
+ * Make an element with a class and text (text always via textContent).
+ * @param {string} tag @param {string} [cls] @param {unknown} [text]
+ * @returns {HTMLElement}
+ */
+function h(tag, cls, text) {
+  const el = document.createElement(tag);
+  if (cls) el.className = cls;
+  if (text !== undefined && text !== null) el.textContent = String(text);
+  return el;
+}
+
+/** @param {string} id */
+const short = (id) => (id ? id.slice(0, 8) : "—");
+
+/**
+ * The rows, indexed: by id, children in log order, and a cached flat layout.
+ * Appending rows is O(new rows); the layout is rebuilt lazily, O(n).
+ */
+class Log {
+  constructor() {
+    this.reset();
+  }
+  /** Forget every row. */
+  reset() {
+    /** @type {Row[]} */ this.rows = [];
+    /** @type {Map<string, Row>} */ this.byId = new Map();
+    /** @type {Map<string, Row[]>} */ this.children = new Map();
+    /** @type {Line[] | null} */ this._lines = null;
+  }
+  /** @param {Row[]} rows */
+  append(rows) {
+    for (const r of rows) {
+      this.rows.push(r);
+      if (this.byId.has(r.id)) continue; // a duplicate id: the first entry keeps it
+      this.byId.set(r.id, r);
+      if (r.parent_id) {
+        let kids = this.children.get(r.parent_id);
+        if (!kids) this.children.set(r.parent_id, (kids = []));
+        kids.push(r);
+      }
+    }
+    this._lines = null;
+  }
+  /**
+   * The tree as display lines, depth-first: ephemeral children hang right
+   * under their parent (one level in), a single durable child continues at
+   * the same depth, several durable children each start a branch one level
+   * in. Orphans and cycle members become roots. O(n).
+   * @returns {Line[]}
+   */
+  lines() {
+    if (this._lines) return this._lines;
+    /** @type {Line[]} */ const out = [];
+    const seen = new Set();
+    /** @param {Row} root */
+    const walk = (root) => {
+      /** @type {Line[]} */ const stack = [{ row: root, depth: 0, mark: "root" }];
+      while (stack.length) {
+        const line = /** @type {Line} */ (stack.pop());
+        if (seen.has(line.row.id)) continue;
+        seen.add(line.row.id);
+        out.push(line);
+        const kids = this.children.get(line.row.id) || [];
+        const durable = kids.filter((k) => k.injected !== "ephemeral");
+        const eph = kids.filter((k) => k.injected === "ephemeral");
+        if (durable.length === 1) stack.push({ row: durable[0], depth: line.depth, mark: "cont" });
+        else for (let i = durable.length - 1; i >= 0; i--) stack.push({ row: durable[i], depth: line.depth + 1, mark: "branch" });
+        for (let i = eph.length - 1; i >= 0; i--) stack.push({ row: eph[i], depth: line.depth + 1, mark: "eph" });
+      }
+    };
+    for (const r of this.rows) {
+      if (this.byId.get(r.id) !== r) continue;
+      if (!r.parent_id || !this.byId.has(r.parent_id)) walk(r);
+    }
+    for (const r of this.rows) if (!seen.has(r.id) && this.byId.get(r.id) === r) walk(r); // cycles
+    this._lines = out;
+    return out;
+  }
+  /**
+   * The ids from the root down to `leaf` (cycle-safe). O(depth).
+   * @param {string} leaf @returns {string[]}
+   */
+  path(leaf) {
+    const ids = [];
+    const seen = new Set();
+    let cur = this.byId.get(leaf);
+    while (cur && !seen.has(cur.id)) {
+      seen.add(cur.id);
+      ids.push(cur.id);
+      cur = cur.parent_id ? this.byId.get(cur.parent_id) : undefined;
+    }
+    return ids.reverse();
+  }
+}
+
+/**
+ * One badge per injection / synthesized marker, or null.
+ * @param {{injected?: string, origin?: string}} m @returns {HTMLElement | null}
+ */
+function injectionBadge(m) {
+  if (!m.injected) return null;
+  return h("span", `dnb-badge dnb-${m.injected}`, m.origin ? `${m.injected} · ${m.origin}` : m.injected);
+}
+
+/**
+ * Draw content blocks (as Python's codec encodes them) as text.
+ * @param {any[]} blocks @param {boolean} forModel show reminders as model-only context
+ * @returns {HTMLElement}
+ */
+function drawBlocks(blocks, forModel) {
+  const box = h("div", "dnb-blocks");
+  for (const b of blocks || []) {
+    if (b.type === "text") box.append(h("div", "dnb-text", b.text));
+    else if (b.type === "reminder") {
+      const r = h("div", "dnb-reminder");
+      r.append(h("span", "dnb-badge dnb-meta", forModel ? "reminder block · model only" : "reminder block"));
+      r.append(h("div", "dnb-text", b.text));
+      box.append(r);
+    } else if (b.type === "tool_call") {
+      const c = h("div", "dnb-toolcall");
+      c.append(h("span", "dnb-badge dnb-tool", `tool call · ${b.name} · ${b.id}`));
+      c.append(h("pre", "dnb-pre", JSON.stringify(b.arguments ?? {}, null, 2)));
+      box.append(c);
+    } else {
+      const size = b.bytes !== undefined ? `, ${b.bytes} bytes` : "";
+      box.append(h("div", "dnb-attachment", `[${b.type}${b.name ? " " + b.name : ""} ${b.mime_type || ""}${size}] (not displayed)`));
+    }
+  }
+  return box;
+}
+
+/**
+ * @param {{ model: Model, el: HTMLElement }} ctx
+ * @returns {() => void} cleanup
+ */
+function render({ model, el }) {
+  const log = new Log();
+  /** @type {any[] | null} */ let seenBase = null;
+  /** @type {any[] | null} */ let seenTail = null;
+  let seenTailLen = 0;
+  let firstPaint = true;
+  /** @type {any} */ let seenViews = null;
+  let lastLeaf = "";
+
+  const root = h("div", "dnb-widget");
+  const bar = h("div", "dnb-bar");
+  const tabs = h("div", "dnb-tabs");
+  /** @type {Record<string, HTMLButtonElement>} */ const tabButtons = {};
+  for (const [name, label] of [["tree", "Tree"], ["model", "Model view"], ["transcript", "Transcript view"]]) {
+    const b = /** @type {HTMLButtonElement} */ (h("button", "dnb-tab", label));
+    b.type = "button";
+    b.dataset.view = name;
+    b.addEventListener("click", () => setView(name));
+    tabButtons[name] = b;
+    tabs.append(b);
+  }
+  const status = h("div", "dnb-status");
+  const follow = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-follow", "Follow leaf"));
+  follow.type = "button";
+  follow.addEventListener("click", () => select(""));
+  bar.append(tabs, status, follow);
+  const error = h("div", "dnb-error");
+  const legend = h("div", "dnb-legend");
+  for (const [cls, text] of [["dnb-key-active", "active path"], ["dnb-key-leaf", "leaf"], ["dnb-key-eph", "ephemeral (off the chain)"], ["dnb-key-elided", "elided by compaction"]]) {
+    const k = h("span", "dnb-key");
+    k.append(h("span", `dnb-swatch ${cls}`), document.createTextNode(text));
+    legend.append(k);
+  }
+
+  const treePanel = h("div", "dnb-panel dnb-tree-panel");
+  const scroll = h("div", "dnb-scroll");
+  scroll.tabIndex = 0;
+  const spacer = h("div", "dnb-spacer");
+  scroll.append(spacer);
+  const details = h("div", "dnb-details");
+  treePanel.append(legend, scroll, details);
+  const modelPanel = h("div", "dnb-panel dnb-model-panel");
+  const transcriptPanel = h("div", "dnb-panel dnb-transcript-panel");
+  root.append(bar, error, treePanel, modelPanel, transcriptPanel);
+  el.append(root);
+
+  /** @type {Set<string>} */ let active = new Set();
+  /** @type {Set<string>} */ let elided = new Set();
+  /** @type {Map<string, number>} */ let branchCount = new Map();
+
+  /** @param {string} name "tree", "model" or "transcript" */
+  function setView(name) {
+    model.set("view", name);
+    model.save_changes();
+    showView();
+  }
+
+  /** @param {string} id */
+  function select(id) {
+    model.set("selected_id", id);
+    model.save_changes();
+    paintRows();
+    drawDetails();
+  }
+
+  /**
+   * Pull base/tail from the model into the log: O(new rows) when the tail
+   * only grew, O(n) when the base changed (a fold, or a replaced log).
+   */
+  function pullLog() {
+    const base = model.get("base") || [];
+    const tail = model.get("tail") || [];
+    const grew = base === seenBase && tail.length >= seenTailLen &&
+      (seenTailLen === 0 || (seenTail !== null && tail[seenTailLen - 1].id === seenTail[seenTailLen - 1].id));
+    if (!grew) {
+      log.reset();
+      log.append(base);
+      log.append(tail);
+    } else if (tail.length > seenTailLen) {
+      log.append(tail.slice(seenTailLen));
+    }
+    seenBase = base;
+    seenTail = tail;
+    seenTailLen = tail.length;
+  }
+
+  /** Recompute the active path, what the latest compaction on it elides, and branch points. O(depth) + O(n) for branches. */
+  function markPath() {
+    const leaf = model.get("leaf_id") || "";
+    const ids = log.path(leaf);
+    active = new Set(ids);
+    elided = new Set();
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const r = /** @type {Row} */ (log.byId.get(ids[i]));
+      if (r.type === "compaction") {
+        const n = r.elides ? r.elides[2] : 0;
+        for (let j = 0; j < Math.min(n, i); j++) elided.add(ids[j]);
+        break;
+      }
+    }
+    branchCount = new Map();
+    for (const [id, kids] of log.children) {
+      let n = 0;
+      for (const k of kids) if (k.injected !== "ephemeral") n++;
+      if (n > 1) branchCount.set(id, n);
+    }
+  }
+
+  /**
+   * Draw one tree row.
+   * @param {Line} line @param {number} index @param {string} leaf @param {string} at
+   * @returns {HTMLElement}
+   */
+  function drawRow(line, index, leaf, at) {
+    const r = line.row;
+    const eph = r.injected === "ephemeral";
+    const div = h("div", "dnb-row");
+    div.style.top = `${index * ROW_H}px`;
+    div.dataset.id = r.id;
+    div.setAttribute("role", "treeitem");
+    div.setAttribute("aria-level", String(line.depth + 1));
+    if (active.has(r.id)) div.classList.add("dnb-active");
+    if (r.id === leaf) div.classList.add("dnb-leaf");
+    if (r.id === at) div.classList.add("dnb-selected");
+    if (eph) div.classList.add("dnb-eph");
+    if (elided.has(r.id)) div.classList.add("dnb-elided");
+    div.classList.add(`dnb-type-${r.type}`);
+    const indent = h("span", "dnb-indent");
+    indent.style.width = `${Math.min(line.depth, MAX_INDENT) * 14}px`;
+    const glyph = { root: "●", cont: "│", branch: "└", eph: "┄" }[line.mark];
+    div.append(indent, h("span", "dnb-glyph", line.mark === "cont" ? "●" : glyph + (line.mark === "root" ? "" : "●")));
+    if (line.depth > MAX_INDENT) div.append(h("span", "dnb-badge", `depth ${line.depth}`));
+    const label = r.type === "message" ? r.role : r.type === "custom" ? `custom · ${r.kind || "?"}` : r.type;
+    div.append(h("span", `dnb-label dnb-role-${r.role || r.type}`, label));
+    const inj = injectionBadge(r);
+    if (inj) div.append(inj);
+    if (r.id === leaf) div.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
+    const nb = branchCount.get(r.id);
+    if (nb) div.append(h("span", "dnb-badge dnb-fork", `${nb} branches`));
+    if (r.tools) div.append(h("span", "dnb-badge dnb-tool", `calls ${r.tools.join(", ")}`));
+    if (r.tool_call_id) div.append(h("span", "dnb-badge dnb-tool", `result${r.is_error ? " · error" : ""}`));
+    if (r.reminders) div.append(h("span", "dnb-badge dnb-meta", `+${r.reminders} reminder`));
+    if (r.attachments) div.append(h("span", "dnb-badge", r.attachments.join(", ")));
+    let text = r.preview;
+    if (r.type === "compaction") {
+      const span = r.elides ? `elides ${r.elides[2]} entries ${short(r.elides[0])}…${short(r.elides[1])}` : "elides nothing";
+      text = `${span} · ~${r.tokens_before || 0} tokens · ${r.preview}`;
+    }
+    div.append(h("span", "dnb-preview", text));
+    div.title = `${r.id}${r.created_at ? " · " + r.created_at : ""}`;
+    return div;
+  }
+
+  /** Draw only the rows in (and near) the visible window. O(visible rows). */
+  function paintRows() {
+    const lines = log.lines();
+    spacer.style.height = `${lines.length * ROW_H}px`;
+    const top = scroll.scrollTop;
+    const height = scroll.clientHeight || 400;
+    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+    const last = Math.min(lines.length, Math.ceil((top + height) / ROW_H) + OVERSCAN);
+    const leaf = model.get("leaf_id") || "";
+    const at = model.get("selected_id") || "";
+    const frag = document.createDocumentFragment();
+    for (let i = first; i < last; i++) frag.append(drawRow(lines[i], i, leaf, at));
+    spacer.replaceChildren(frag);
+  }
+
+  /** @param {string} id scroll the tree so the row of `id` is visible */
+  function reveal(id) {
+    const i = log.lines().findIndex((l) => l.row.id === id);
+    if (i < 0) return;
+    const top = i * ROW_H;
+    const height = scroll.clientHeight || 400;
+    if (top < scroll.scrollTop || top + ROW_H > scroll.scrollTop + height) scroll.scrollTop = Math.max(0, top - height / 2);
+  }
+
+  let scheduled = false;
+  scroll.addEventListener("scroll", () => {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(() => {
+      scheduled = false;
+      paintRows();
+    });
+  });
+  // Arrow keys move the selection through the drawn order; Home/End jump.
+  scroll.addEventListener("keydown", (ev) => {
+    const lines = log.lines();
+    if (!lines.length || !["ArrowDown", "ArrowUp", "Home", "End"].includes(ev.key)) return;
+    ev.preventDefault();
+    const cur = model.get("selected_id") || model.get("leaf_id") || "";
+    const i = lines.findIndex((l) => l.row.id === cur);
+    const j = ev.key === "Home" ? 0 : ev.key === "End" ? lines.length - 1 : Math.max(0, Math.min(lines.length - 1, i + (ev.key === "ArrowDown" ? 1 : -1)));
+    select(lines[j].row.id);
+    reveal(lines[j].row.id);
+  });
+  scroll.addEventListener("click", (ev) => {
+    const rowEl = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (ev.target).closest(".dnb-row"));
+    if (rowEl && rowEl.dataset.id) select(rowEl.dataset.id);
+  });
+
+  /**
+   * A key/value line of the details table.
+   * @param {HTMLElement} table @param {string} key @param {unknown} value
+   */
+  function kv(table, key, value) {
+    if (value === undefined || value === null || value === "") return;
+    table.append(h("dt", "", key), h("dd", "", value));
+  }
+
+  /** Draw the details of the entry the views are at (Python's full entry). */
+  function drawDetails() {
+    const v = model.get("views") || {};
+    const want = model.get("selected_id") || model.get("leaf_id") || "";
+    details.replaceChildren();
+    if (!want) {
+      details.append(h("div", "dnb-muted", "Empty session: no entries yet."));
+      return;
+    }
+    const e = v.entry;
+    if (!e || v.at !== want) {
+      details.append(h("div", "dnb-muted", `Loading entry ${short(want)}…`));
+      return;
+    }
+    const leaf = model.get("leaf_id") || "";
+    const msg = e.message || {};
+    const eph = msg.injected === "ephemeral";
+    const head = h("div", "dnb-details-head");
+    head.append(h("strong", "", e.type === "message" ? `${msg.role} message` : e.type === "custom" ? `custom entry · ${e.kind}` : `${e.type} entry`));
+    const inj = injectionBadge(msg);
+    if (inj) head.append(inj);
+    if (e.id === leaf) head.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
+    details.append(head);
+    const table = h("dl", "dnb-kv");
+    kv(table, "id", e.id);
+    kv(table, "parent", e.parent_id || "(root)");
+    kv(table, "time", e.created_at);
+    kv(table, "role", msg.role);
+    kv(table, "injection", msg.injected || (e.type === "message" ? "none" : ""));
+    kv(table, "origin", msg.origin);
+    kv(table, "tool call id", msg.tool_call_id);
+    kv(table, "tool", msg.tool_name);
+    kv(table, "model", msg.model);
+    if (msg.usage) kv(table, "usage", JSON.stringify(msg.usage));
+    kv(table, "first kept", e.type === "compaction" ? e.first_kept_id || "(none: only what follows)" : "");
+    kv(table, "tokens before", e.tokens_before);
+    const r = log.byId.get(e.id);
+    if (r && r.elides) kv(table, "elides", `${r.elides[2]} entries, ${r.elides[0]} … ${r.elides[1]}`);
+    kv(table, "on active path", active.has(e.id) ? "yes" : eph ? "no (ephemeral: off the chain)" : "no");
+    details.append(table);
+    if (e.type === "message") details.append(drawBlocks(msg.content, true));
+    else if (e.type === "compaction") details.append(h("div", "dnb-text", e.summary));
+    else if (e.data) details.append(h("pre", "dnb-pre", JSON.stringify(e.data, null, 2)));
+    const actions = h("div", "dnb-actions");
+    const cont = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-continue", "Continue from here"));
+    cont.type = "button";
+    cont.disabled = eph || e.id === leaf;
+    cont.title = eph ? "An ephemeral entry is off the durable chain: you cannot branch to it." : e.id === leaf ? "This is already the leaf." : "Move the leaf here (branch): the next turn continues from this entry.";
+    cont.addEventListener("click", () => model.send({ action: "branch", id: e.id }));
+    for (const [name, label] of [["model", "Model view here"], ["transcript", "Transcript here"]]) {
+      const b = /** @type {HTMLButtonElement} */ (h("button", "dnb-action", label));
+      b.type = "button";
+      b.addEventListener("click", () => setView(name));
+      actions.append(b);
+    }
+    actions.prepend(cont);
+    details.append(actions);
+  }
+
+  /**
+   * The "showing the last k of n" note with a button that asks Python for more.
+   * @param {HTMLElement} panel @param {number} shown @param {number} total
+   */
+  function more(panel, shown, total) {
+    if (shown >= total) return;
+    const note = h("div", "dnb-more");
+    note.append(h("span", "dnb-muted", `${total - shown} earlier not shown · `));
+    const b = /** @type {HTMLButtonElement} */ (h("button", "dnb-action", "Show earlier"));
+    b.type = "button";
+    b.addEventListener("click", () => {
+      model.set("view_limit", (model.get("view_limit") || 200) * 4);
+      model.save_changes();
+    });
+    note.append(b);
+    panel.append(note);
+  }
+
+  /** Draw both views from Python's `views` (the toggle only shows/hides them). O(messages shown). */
+  function drawViews() {
+    const v = model.get("views") || {};
+    const at = v.at ? `${short(v.at)}${v.following_leaf ? " (leaf)" : ""}` : "(empty)";
+    modelPanel.replaceChildren();
+    modelPanel.append(h("div", "dnb-view-head", `Model view at ${at}: the ${v.model_total ?? 0} messages the model receives (compaction applied, dangling tool calls repaired, injected context marked).`));
+    more(modelPanel, (v.model || []).length, v.model_total || 0);
+    const start = (v.model_total || 0) - (v.model || []).length;
+    (v.model || []).forEach((/** @type {any} */ m, /** @type {number} */ i) => {
+      const card = h("div", `dnb-card dnb-card-${m.role}`);
+      if (m.injected) card.classList.add(`dnb-card-${m.injected}`);
+      const head = h("div", "dnb-card-head");
+      head.append(h("span", "dnb-index", `${start + i + 1}`), h("span", "dnb-label", m.role));
+      const inj = injectionBadge(m);
+      if (inj) head.append(inj);
+      if (!m.entry_id) head.append(h("span", "dnb-badge dnb-synth", m.origin && m.origin.startsWith("compaction:") ? "compaction summary" : "synthesized"));
+      else if (!m.injected && m.origin) head.append(h("span", "dnb-badge", m.origin));
+      if (m.tool_call_id) head.append(h("span", "dnb-badge dnb-tool", `result for ${m.tool_call_id}${m.is_error ? " · error" : ""}`));
+      if (m.entry_id) head.append(h("span", "dnb-id", short(m.entry_id)));
+      card.append(head, drawBlocks(m.content, true));
+      modelPanel.append(card);
+    });
+    transcriptPanel.replaceChildren();
+    transcriptPanel.append(h("div", "dnb-view-head", `Transcript view at ${at}: what a person reads (injected context and reminder blocks hidden; custom entries kept).`));
+    more(transcriptPanel, (v.transcript || []).length, v.transcript_total || 0);
+    for (const t of v.transcript || []) {
+      const card = h("div", `dnb-card dnb-card-${t.role || t.type}`);
+      const head = h("div", "dnb-card-head");
+      head.append(h("span", "dnb-label", t.type === "message" ? t.role : t.type === "custom" ? `custom · ${t.kind}` : t.type));
+      head.append(h("span", "dnb-id", short(t.id)));
+      card.append(head);
+      if (t.type === "custom") {
+        if (t.data) card.append(h("pre", "dnb-pre", t.data));
+      } else if (t.text) card.append(h("div", "dnb-text", t.type === "compaction" ? `Summary: ${t.text}` : t.text));
+      else card.append(h("div", "dnb-muted", "(no text)"));
+      transcriptPanel.append(card);
+    }
+    if (!(v.transcript || []).length) transcriptPanel.append(h("div", "dnb-muted", "Nothing for a reader here."));
+  }
+
+  function showView() {
+    const view = model.get("view") || "tree";
+    for (const [name, b] of Object.entries(tabButtons)) {
+      b.classList.toggle("dnb-on", name === view);
+      b.setAttribute("aria-pressed", String(name === view));
+    }
+    treePanel.hidden = view !== "tree";
+    modelPanel.hidden = view !== "model";
+    transcriptPanel.hidden = view !== "transcript";
+    if (view === "tree") paintRows();
+  }
+
+  function drawStatus() {
+    const sel = model.get("selected_id") || "";
+    const leaf = model.get("leaf_id") || "";
+    status.textContent = `${model.get("session_id") || ""} · ${log.rows.length} entries · leaf ${short(leaf)}${sel ? ` · selected ${short(sel)}` : ""}`;
+    follow.hidden = !sel;
+    const err = model.get("error") || "";
+    error.textContent = err;
+    error.hidden = !err;
+  }
+
+  let queued = false;
+  /** Batch every change of one update message into one redraw. */
+  function refresh() {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      pullLog();
+      markPath();
+      const leaf = model.get("leaf_id") || "";
+      showView();
+      if (firstPaint || leaf !== lastLeaf) reveal(model.get("selected_id") || leaf);
+      if (firstPaint) {
+        // `el` may not be laid out yet: reveal again once it is.
+        requestAnimationFrame(() => {
+          reveal(model.get("selected_id") || model.get("leaf_id") || "");
+          paintRows();
+        });
+      }
+      firstPaint = false;
+      lastLeaf = leaf;
+      paintRows();
+      const views = model.get("views");
+      if (views !== seenViews) drawViews(); // views are redrawn only when Python sent new ones
+      seenViews = views;
+      drawDetails();
+      drawStatus();
+    });
+  }
+
+  const keys = ["base", "tail", "leaf_id", "selected_id", "views", "error", "session_id", "view"];
+  const handlers = keys.map((k) => {
+    const cb = () => refresh();
+    model.on(`change:${k}`, cb);
+    return /** @type {[string, () => void]} */ ([`change:${k}`, cb]);
+  });
+  refresh();
+  return () => {
+    for (const [ev, cb] of handlers) model.off(ev, cb);
+  };
+}
+
+export default { render };

@@ -1,0 +1,131 @@
+"""Claude Code transcripts: isMeta, split responses, parallel tool results, compaction, sidechains."""
+
+from __future__ import annotations
+
+from conftest import opened, raw_lines, synthesized
+
+from durable_nb import ai
+from durable_nb.session import CompactionEntry, CustomEntry, MessageEntry, path
+
+TOOL_HEAVY = "spotter-tool_heavy.jsonl"
+COMPACTION = "spotter-4d5611e5-compaction-excerpt.jsonl"
+SUBAGENT = "spotter-4d5611e5-subagent-agent-acompact-e1f845.jsonl"
+CAVEAT = "faf199ff"  # uuid prefix of the isMeta <local-command-caveat> line
+
+
+def _by_prefix(entries, prefix):
+    (e,) = [e for e in entries if e.id.startswith(prefix) and "." not in e.id]
+    return e
+
+
+def test_ismeta_caveat_is_in_the_model_view_and_not_in_the_transcript():
+    a = opened(TOOL_HEAVY).agent
+    caveat = _by_prefix(a.entries(), CAVEAT)
+    assert caveat.message.injected is ai.Injection.META and caveat.message.origin == "claude_code:isMeta"
+    assert "<local-command-caveat>" in caveat.message.text()
+    assert any(m is caveat.message for m in a.messages())
+    assert caveat.id not in {e.id for e in a.transcript()}
+    # The command and its output that follow the caveat are ordinary: shown to the reader too.
+    shown = [e.message.text() for e in a.transcript() if isinstance(e, MessageEntry)]
+    assert any(t.startswith("<command-name>/mcp") for t in shown)
+
+
+def test_one_api_response_over_several_lines_is_one_assistant_message():
+    a = opened(TOOL_HEAVY).agent
+    lines = [o for o in raw_lines(TOOL_HEAVY) if o.get("type") == "assistant"]
+    split = [o for o in lines if o["message"]["id"].endswith("TgDSj7e6")]
+    assert len(split) == 4  # text, thinking, tool_use, tool_use: four lines in the file
+    merged = a.entry(split[0]["uuid"])
+    calls = [c.id for c in merged.message.tool_calls()]
+    assert calls == ["toolu_01DKTWcKpZ2ksZQmoKKfxiw6", "toolu_01JJds55jYrYwd9TktNGndRY"]
+    # The thinking block is kept as a custom entry right before the message, never sent to the model.
+    thinking = a.entry(merged.parent_id)
+    assert isinstance(thinking, CustomEntry) and thinking.kind == "claude_code.thinking"
+    assert thinking.data["blocks"][0]["thinking"].startswith("The user wants me to research")
+    assert sum(1 for m in a.messages() if m is merged.message) == 1
+
+
+def test_parallel_tool_results_on_different_parents_all_stay_on_the_path():
+    lines = raw_lines(TOOL_HEAVY)
+    by_uuid = {o["uuid"]: o for o in lines if o.get("uuid")}
+    # A plain leaf-to-root walk of the file loses one of the two parallel results...
+    walk, cur = set(), lines[-1]["uuid"]
+    while cur:
+        walk.add(cur)
+        cur = by_uuid[cur].get("parentUuid")
+    lost = "d2b1430f-30fc-408e-ad65-bedf7ba75900"
+    assert lost in by_uuid and lost not in walk
+    # ...the import keeps both, in order, and every call has its real result.
+    a = opened(TOOL_HEAVY).agent
+    assert lost in {e.id for e in a.path()}
+    msgs = a.messages()
+    calls = [c.id for m in msgs for c in m.tool_calls()]
+    results = [m.tool_call_id for m in msgs if m.role == "tool_result"]
+    assert len(calls) == 6 and sorted(calls) == sorted(results)
+    assert synthesized(msgs) == []
+    # Each result follows the assistant message that made its call (only results in between),
+    # and carries that call's tool name.
+    for i, m in enumerate(msgs):
+        if m.role == "tool_result":
+            j = i - 1
+            while msgs[j].role == "tool_result":
+                j -= 1
+            call = {c.id: c for c in msgs[j].tool_calls()}[m.tool_call_id]
+            assert m.tool_name == call.name
+
+
+def test_nothing_in_the_file_is_dropped():
+    a = opened(TOOL_HEAVY).agent
+    ids = {e.id for e in a.entries()}
+    firsts = {}
+    for n, o in enumerate(raw_lines(TOOL_HEAVY), start=1):
+        if not o.get("uuid"):
+            assert f"{o['type']}@{n}" in ids  # kept as a custom entry with its raw record
+            assert a.entry(f"{o['type']}@{n}").data == o
+        elif o["type"] == "assistant":
+            first = firsts.setdefault(o["message"]["id"], o["uuid"])
+            assert first in ids
+        else:
+            assert o["uuid"] in ids
+    kinds = {e.kind for e in a.entries() if isinstance(e, CustomEntry)}
+    assert {"claude_code.progress", "claude_code.queue-operation", "claude_code.file-history-snapshot",
+            "claude_code.system.local_command", "claude_code.thinking"} <= kinds
+
+
+def test_compact_summary_reaches_the_model_once_and_replaces_the_earlier_turns():
+    imp = opened(COMPACTION)
+    a = imp.agent
+    msgs = a.messages()
+    marker = "This session is being continued from a previous conversation"
+    assert sum(marker in m.text() for m in msgs) == 1
+    assert marker in msgs[0].text()  # the summary comes first
+    comp = [e for e in a.path() if isinstance(e, CompactionEntry)]
+    assert len(comp) == 1 and comp[0].tokens_before == 170251
+    boundary = a.entry(comp[0].parent_id)
+    assert isinstance(boundary, CustomEntry) and boundary.kind == "claude_code.system.compact_boundary"
+    assert "Work on bead spotter-dov" not in " ".join(m.text() for m in msgs)  # before the compaction
+    assert synthesized(msgs) == []
+    # The boundary's logical parent is not in the file (not in the full original either): said so.
+    assert any("logical parent" in w for w in imp.warnings)
+
+
+def test_before_the_compaction_parallel_calls_are_answered_too():
+    a = opened(COMPACTION).agent
+    a.branch("51b2e9ce-05f7-4100-99c6-6f75c412111b")  # the second parallel result, just before the boundary
+    msgs = a.messages()
+    assert [m.role for m in msgs] == ["user", "assistant", "tool_result", "tool_result"]
+    assert len(msgs[1].tool_calls()) == 2 and synthesized(msgs) == []
+    assert msgs[0].text().startswith("Work on bead spotter-dov")
+
+
+def test_subagent_sidechain_file_with_parents_in_the_main_session():
+    imp = opened(SUBAGENT)
+    a = imp.agent
+    assert any("3 record(s) name a parent that is not in this file" in w for w in imp.warnings)
+    roots = [e for e in a.entries() if not e.parent_id]
+    assert len(roots) == 3
+    msgs = a.messages()
+    assert [m.role for m in msgs] == ["user", "user", "assistant"]
+    assert msgs[0].injected is ai.Injection.META and msgs[0].text().startswith("<system-reminder>")
+    assert [e.message.role for e in a.transcript()] == ["user", "assistant"]
+    assert path(a.entries(), a.leaf_id)[-1].message.text().lstrip().startswith("<analysis>")

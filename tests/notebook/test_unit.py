@@ -1,0 +1,251 @@
+"""Fast tests of parsing, interpolation, rendering and the session state, without a kernel."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+
+from durable_nb import ai
+from durable_nb.notebook.args import Call, cell_kind, parse
+from durable_nb.notebook.interpolate import interpolate
+from durable_nb.notebook.render import dry_run_text, markdown_html
+from durable_nb.notebook.state import Note, NotebookSession, Turn, cell_entry, default_session_name
+from durable_nb.notebook.tags import Cell, current_cell
+from durable_nb.session import JsonlStore, MessageEntry
+
+
+# -- parsing -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("line,cell,expected", [
+    ("", False, Call(verb="status")),
+    ("sessions", False, Call(verb="sessions")),
+    ("branch abc123", False, Call(verb="branch", args=("abc123",))),
+    ("compact --keep 2", False, Call(verb="compact", keep=2)),
+    ("open 'my log.jsonl'", False, Call(verb="open", args=("my log.jsonl",))),
+    ("--dry-run", False, Call(verb="dry-run", dry_run=True)),
+    ("", True, Call()),
+    ("--meta", True, Call(kind="meta")),
+    ("--ephemeral --chat", True, Call(kind="ephemeral", chat=True)),
+    ("--out reply --no-interpolate", True, Call(out="reply", interpolate=False)),
+    ("--dry-run", True, Call(dry_run=True)),
+])
+def test_parse(line, cell, expected):
+    assert parse(line, cell) == expected
+
+
+@pytest.mark.parametrize("line,cell,message", [
+    ("stauts", False, "unknown verb 'stauts' (did you mean 'status'?)"),
+    ("brnach x", False, "did you mean 'branch'?"),
+    ("--metta", True, "unknown option --metta (did you mean '--meta'?)"),
+    ("--met", True, "unknown option --met"),  # no silent abbreviation
+    ("--meta --ephemeral", True, "choose one of --meta / --ephemeral"),
+    ("branch", False, "usage: %durable branch <entry-id>"),
+    ("fork a b", False, "usage: %durable fork <new-session-id>"),
+    ("--out 2x", True, "--out needs a Python variable name"),
+    ("--out class", True, "--out needs a Python variable name"),
+    ("--meta", False, "--meta applies to a %%durable cell"),
+    ("status", True, "%%durable takes options only"),
+    ("status --keep 1", False, "--keep belongs to %durable compact"),
+    ("compact --keep x", False, "invalid int value"),
+    ("open 'unclosed", False, "check its quotes"),
+])
+def test_parse_mistakes_are_usage_errors(line, cell, message):
+    with pytest.raises(UsageError, match=None) as info:
+        parse(line, cell)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_cell_kind_flags_win_over_tags():
+    assert cell_kind(None, frozenset()) == "turn"
+    assert cell_kind(None, frozenset({"meta", "other"})) == "meta"
+    assert cell_kind("note", frozenset({"meta"})) == "note"
+    assert cell_kind("ephemeral", frozenset({"meta", "ephemeral"})) == "ephemeral"
+    with pytest.raises(UsageError, match="tagged both meta and ephemeral"):
+        cell_kind(None, frozenset({"meta", "ephemeral"}))
+
+
+def test_current_cell_reads_the_shell_parent():
+    class K:
+        def get_parent(self, channel):
+            assert channel == "shell"
+            return {"metadata": {"tags": ["meta", 3], "cellId": "c-1", "trusted": False}}
+
+    class Shell:
+        kernel = K()
+
+    c = current_cell(Shell())
+    assert c == Cell(frozenset({"meta"}), "c-1") and c.origin == "cell:c-1"
+    assert current_cell(object()) == Cell() and Cell().origin is None
+
+
+# -- interpolation ----------------------------------------------------------------------
+
+class Obj:
+    name = "Ada"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Hi {{who}}!", "Hi Ada!"),
+    ("Hi {{ who }}!", "Hi Ada!"),
+    ("{{o.name}} and {{n}}", "Ada and 3"),
+    ('{"a": {"b": [1, 2]}}', '{"a": {"b": [1, 2]}}'),
+    ("{'k': who}", "{'k': who}"),
+    ('f"{who}" and {who}', 'f"{who}" and {who}'),
+    ("if (x) { y(); }", "if (x) { y(); }"),
+    ("{{ 1 + 2 }} {{}}", "{{ 1 + 2 }} {{}}"),
+    (r"literal \{{who}}", "literal {{who}}"),
+])
+def test_interpolate(text, expected):
+    assert interpolate(text, {"who": "Ada", "o": Obj(), "n": 3}) == expected
+
+
+def test_interpolate_unknown_name_and_attribute():
+    with pytest.raises(UsageError) as info:
+        interpolate("Hi {{wh}}", {"who": 1})
+    assert "no variable 'wh'" in str(info.value) and "did you mean 'who'" in str(info.value)
+    assert r"\{{wh}}" in str(info.value) and "--no-interpolate" in str(info.value)
+    with pytest.raises(UsageError, match="has no attribute 'nope'"):
+        interpolate("{{o.nope}}", {"o": Obj()})
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+def test_markdown_html_shows_raw_html_as_text():
+    out = markdown_html('**bold** <img src=x onerror="alert(1)"> <script>x()</script> [a](javascript:alert(1))')
+    assert "<strong>bold</strong>" in out
+    assert "<img" not in out and "<script" not in out and 'href="javascript' not in out
+    assert "&lt;img src=x" in out and "&lt;script&gt;" in out
+
+
+def test_dry_run_text_marks_new_and_injected():
+    old = ai.user_message("before")
+    meta = ai.Message(role="user", content=[ai.Text("be brief")], injected=ai.Injection.META, origin="cell:m")
+    cell = ai.user_message("two\nlines")
+    text = dry_run_text([old, meta, cell], [meta, cell], "offline")
+    lines = text.splitlines()
+    assert lines[0].startswith("dry run: 3 messages would be sent to offline")
+    assert lines[1] == "  1. user: before"
+    assert lines[2] == "  2. user [meta · cell:m]: be brief  ← new"
+    assert lines[3:] == ["  3. user: two", "     lines  ← new"]
+
+
+# -- session state ---------------------------------------------------------------------------
+
+def test_default_session_name():
+    assert default_session_name({"__session__": "/home/u/work/My Notes.ipynb"}, {}) == "My-Notes"
+    assert default_session_name({}, {"JPY_SESSION_NAME": "a/b/x.ipynb"}) == "x"
+    assert default_session_name({}, {}) == "default"
+    assert default_session_name({"__session__": "../..ipynb"}, {}) == "default"
+
+
+class Recorder:
+    """Stands in for the widget: counts sync() calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def sync(self):
+        self.calls += 1
+
+
+def test_cell_position_rule_and_widget_sync(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    w = Recorder()
+    st.widgets.add(w)
+    st.stage("meta", "be brief", "cell:m")
+    assert st.stage("meta", "be very brief", "cell:m") is True and len(st.staged) == 1
+    st.run("hello", "cell:t", Turn())
+    assert w.calls == 2  # agent_start and message_end receipts
+    meta, user, reply = st.agent.path()
+    assert meta.message.text() == "be very brief" and meta.message.origin == "cell:m"
+    assert user.message.origin == "cell:t" and st.staged == []
+    # re-running the turn cell rewinds before its message (keeping the meta)
+    assert st.rewind_for("cell:t").id == user.id and st.agent.leaf_id == meta.id
+    assert w.calls == 3  # branch is a lifecycle event
+    turn = st.run("hello again", "cell:t", Turn())
+    assert [e.id for e in st.agent.path()][:1] == [meta.id] and turn.written == 2
+    # the old version is off the path now; the meta cell rewinds to the root
+    assert st.cell_position("cell:t", chat=True) is None
+    assert st.rewind_for("cell:m").id == meta.id and st.agent.leaf_id == ""
+    assert st.rewind_for("cell:t") is None  # its entries are off the path: acts at the leaf
+    # reopening (a kernel restart) derives the same positions from the stored log
+    again = NotebookSession(tmp_path, "s")
+    assert cell_entry(again.agent.entries(), "cell:t").message.text() == "hello again"
+
+
+def test_note_is_stored_not_sent(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    note = st.note("remember this", "n1")
+    assert isinstance(note, Note)
+    again = NotebookSession(tmp_path, "s")
+    (loaded,) = again.agent.entries()
+    assert isinstance(loaded, Note) and loaded.body == "remember this" and loaded.cell == "n1"
+    assert st.cell_position("cell:n1").id == note.id
+    msgs, new = again.preview("hi", "cell:x")
+    assert [m.text() for m in msgs] == ["hi"]
+
+
+def test_preview_writes_nothing_and_follows_the_cell_rule(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    st.run("first", "cell:a", Turn())
+    st.stage("ephemeral", "it is Monday", "cell:e")
+    f = JsonlStore(tmp_path).file("s")
+    before = f.read_bytes()
+    msgs, new = st.preview("first, edited", "cell:a")
+    assert [m.text() for m in msgs] == ["it is Monday", "first, edited"]  # would rewind before "first"
+    msgs, _ = st.preview("second", "cell:b")
+    assert [m.role for m in msgs] == ["user", "assistant", "user", "user"]
+    assert f.read_bytes() == before and len(st.staged) == 1
+
+
+def test_read_only_inspection_refuses_writes(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    st.run("first", "cell:a", Turn())
+    imp = st.open("s")
+    assert st.agent is imp.agent and st.agent is not st.own
+    for call in (lambda: st.run("x", None, Turn()), lambda: st.stage("meta", "m", None), lambda: st.note("n", "")):
+        with pytest.raises(UsageError, match="open read-only for inspection"):
+            call()
+    st.branch(st.agent.path()[0].id[:5])  # browsing the copy is fine, by id prefix too
+    assert st.close() and st.agent is st.own and len(st.own.path()) == 2
+
+
+def test_branch_errors(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    st.stage("ephemeral", "now", "cell:e")
+    st.run("q", "cell:q", Turn())
+    eph = next(e for e in st.agent.entries() if isinstance(e, MessageEntry) and e.message.injected)
+    with pytest.raises(UsageError, match="ephemeral"):
+        st.branch(eph.id)
+    with pytest.raises(UsageError, match="no entry 'zzz'"):
+        st.branch("zzz")
+    with pytest.raises(UsageError, match="cannot rewind 2"):
+        st.rewind(2)
+    assert st.rewind(1) == ""
+
+
+def test_preview_of_a_tagged_cell_shows_it_staged_in_place_of_its_old_version(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    st.stage("meta", "old wording", "cell:m")
+    st.stage("ephemeral", "it is Monday", "cell:e")
+    msgs, new = st.preview("new wording", "cell:m", kind="meta")
+    assert [(m.text(), m.injected.value) for m in msgs] == [("it is Monday", "ephemeral"), ("new wording", "meta")]
+    assert new == msgs and [s.message.text() for s in st.staged] == ["old wording", "it is Monday"]
+
+
+def test_a_failed_turn_stages_its_ephemeral_input_again(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+
+    def broken(messages):
+        raise ConnectionError("down")
+
+    st.model = broken
+    st.stage("meta", "be brief", "cell:m")
+    st.stage("ephemeral", "it is Monday", "cell:e")
+    turn = Turn()
+    with pytest.raises(ConnectionError):
+        st.run("hi", "cell:t", turn)
+    assert [s.message.text() for s in st.staged] == ["it is Monday"]  # the meta one is stored
+    assert [e.message.text() for e in JsonlStore(tmp_path).load_entries("s")] == ["be brief", "hi"]
+    assert turn.input_ids and turn.reply is None

@@ -1,0 +1,62 @@
+"""The session every provider test sends, and helpers to check what reached the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from durable_nb import ai, durable
+from durable_nb.session import CompactionEntry, JsonlStore, MessageEntry
+from durable_nb.session.view import SUMMARY_PREFIX
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01"
+FAKE_KEY = "sk-durable-test-7f3a9c1e5b2d4608-not-a-real-key"
+
+
+def build_session(root: Path) -> durable.Agent:
+    """Return an agent on a JSONL store holding every kind of model input, built with the offline model.
+
+    Turn 1 ("Hello") is compacted away; turn 2 is kept: a user message with
+    an image, an assistant tool call, a tool result carrying a Reminder
+    block, and the assistant's answer. Tests then switch the model and run
+    :data:`LAST_TURN` (meta + ephemeral + text).
+    """
+    agent = durable.Agent(store=JsonlStore(root), session_id="s1")
+    agent.run("Hello").wait()
+    agent.append(
+        durable.image("What's the weather in Paris?", ai.Image(PNG, "image/png")),
+        MessageEntry(message=ai.Message("assistant", [ai.Text("Let me check."),
+                                                      ai.ToolCall("call_1", "get_weather", {"city": "Paris"})])),
+        MessageEntry(message=ai.Message("tool_result", [ai.Text("18°C and sunny"), ai.Reminder("The user wants Celsius.")],
+                                        tool_call_id="call_1", tool_name="get_weather")),
+        MessageEntry(message=ai.assistant_message("It is 18°C and sunny in Paris.")),
+    )
+    assert agent.compact(keep_turns=1) is not None
+    return agent
+
+
+LAST_TURN = (
+    durable.meta("Answer in French.", origin="skill:fr"),
+    durable.ephemeral("Today is Monday.", origin="cell:c1"),
+    durable.text("And tomorrow?"),
+)
+
+
+def summary_text(agent: durable.Agent) -> str:
+    """Return the user-message text the latest compaction on the agent's path stands for."""
+    entry = [e for e in agent.path() if isinstance(e, CompactionEntry)][-1]
+    return SUMMARY_PREFIX + entry.summary
+
+
+def run_events(agent: durable.Agent, *entries, on_delta=None) -> list:
+    """Run a turn, calling ``on_delta(event)`` at each text delta; return all events."""
+    events = []
+    for ev in agent.run(*entries):
+        events.append(ev)
+        if ev.type == "text_delta" and on_delta is not None:
+            on_delta(ev)
+    return events
+
+
+def store_bytes(root: Path) -> bytes:
+    """Return every byte of every file under ``root``."""
+    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())

@@ -1,0 +1,183 @@
+"""js/widget.js in headless Chromium, driven by the real Python SessionWidget (see widget_harness.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from widget_harness import Page
+from widget_sessions import HOSTILE, REMINDER, long_agent
+
+from durable_nb.widget import SessionWidget
+
+SHOTS = Path(__file__).resolve().parent / "screenshots" / "last"
+
+pytestmark = pytest.mark.usefixtures("recording")
+
+
+def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".dnb-widget").screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def row(page, entry_id):
+    return page.locator(f'.dnb-row[data-id="{entry_id}"]')
+
+
+def visible_text(page, selector):
+    return page.locator(selector).inner_text()
+
+
+def test_tree_views_details_and_branch_round_trip(browser, agent):
+    w = SessionWidget(agent)
+    ids = agent.ids
+    h = Page(browser, w)
+    page = h.page
+    try:
+        # -- the tree ----------------------------------------------------------
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        leaf = row(page, ids["last_r"])
+        assert "dnb-leaf" in leaf.get_attribute("class") and "leaf" in leaf.inner_text()
+        active = set(page.eval_on_selector_all(".dnb-row.dnb-active", "els => els.map(e => e.dataset.id)"))
+        assert active == {e.id for e in agent.path()}
+        order = page.eval_on_selector_all(".dnb-row", "els => els.map(e => e.dataset.id)")
+        assert len(order) == len(agent.entries())
+        # ephemeral entries hang right under the entry that was the leaf when they ran, off the chain
+        for eph, parent in ((ids["eph"], ids["meta"]), (ids["eph2"], ids["compaction"])):
+            assert order.index(eph) == order.index(parent) + 1
+            cls = row(page, eph).get_attribute("class")
+            assert "dnb-eph" in cls and "dnb-active" not in cls
+            indent = lambda i: row(page, i).locator(".dnb-indent").evaluate("e => e.offsetWidth")  # noqa: E731
+            assert indent(eph) > indent(parent)
+        assert "ephemeral · cell:timer" in row(page, ids["eph2"]).inner_text()
+        assert "meta · skill:brief" in row(page, ids["meta"]).inner_text()
+        assert "elides 5 entries" in row(page, ids["compaction"]).inner_text()
+        elided = set(page.eval_on_selector_all(".dnb-row.dnb-elided", "els => els.map(e => e.dataset.id)"))
+        assert elided == {ids["meta"], ids["q1"], ids["r1"], ids["call"], ids["result"]}
+        assert "custom · artifact" in row(page, ids["custom"]).inner_text()
+        assert "calls search" in row(page, ids["call"]).inner_text()
+        assert "2 branches" in row(page, ids["result"]).inner_text()
+        assert row(page, ids["hostile"]).locator(".dnb-preview").text_content() == HOSTILE
+        shot(page, "tree")
+
+        # -- click an entry: its details come from Python ---------------------
+        row(page, ids["hostile"]).click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['hostile']}')")
+        details = visible_text(page, ".dnb-details")
+        assert HOSTILE in details and ids["html_q"] in details and "assistant" in details
+        assert "dnb-selected" in row(page, ids["hostile"]).get_attribute("class")
+        row(page, ids["call"]).click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['call']}')")
+        assert '"q": "weather Paris"' in visible_text(page, ".dnb-details")  # full content, tool call included
+        row(page, ids["hostile"]).click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['hostile']}')")
+        shot(page, "details")
+
+        # -- model view at the selected entry: meta and the reminder are there --
+        page.click('.dnb-tab[data-view="model"]')
+        assert page.locator(".dnb-model-panel").is_visible() and not page.locator(".dnb-tree-panel").is_visible()
+        model = visible_text(page, ".dnb-model-panel")
+        assert "Answer briefly." in model and "meta · skill:brief" in model
+        assert REMINDER in model and "reminder block · model only" in model
+        assert "tool call · search · call_1" in model
+        assert "Today is Monday." not in model  # ephemeral: only the run it was passed to saw it
+        assert HOSTILE in model
+        assert page.locator(".dnb-model-panel .dnb-card").count() == 7
+        shot(page, "model")
+
+        # -- transcript view: injected context and reminder blocks are hidden ----
+        page.click('.dnb-tab[data-view="transcript"]')
+        transcript = visible_text(page, ".dnb-transcript-panel")
+        assert "Answer briefly." not in transcript and REMINDER not in transcript
+        assert "Sunny, 21 C" in transcript and "forecast chart" in transcript and HOSTILE in transcript
+        assert "custom · artifact" in transcript
+        shot(page, "transcript")
+
+        # -- hostile text ran nothing and loaded nothing --------------------------
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator(".dnb-widget img, .dnb-widget script, .dnb-widget iframe").count() == 0
+        assert h.requests == []
+
+        # -- back at the leaf: the compaction summary stands in for elided entries
+        page.click('.dnb-tab[data-view="tree"]')
+        page.click(".dnb-follow")
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['last_r']}')")
+        page.click('.dnb-tab[data-view="model"]')
+        model = visible_text(page, ".dnb-model-panel")
+        assert "compaction summary" in model and "Answer briefly." not in model and "Thanks, bye." in model
+
+        # -- continue from here: a request Python handles, then syncs back --------
+        page.click('.dnb-tab[data-view="tree"]')
+        row(page, ids["hostile"]).click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['hostile']}')")
+        page.click(".dnb-continue")
+        page.wait_for_selector(f'.dnb-row.dnb-leaf[data-id="{ids["hostile"]}"]')
+        assert page.evaluate("window.__sent") == [{"action": "branch", "id": ids["hostile"]}]
+        assert agent.leaf_id == ids["hostile"] and w.leaf_id == ids["hostile"]
+        active = set(page.eval_on_selector_all(".dnb-row.dnb-active", "els => els.map(e => e.dataset.id)"))
+        assert active == {e.id for e in agent.path()}
+        assert page.locator(".dnb-continue").is_disabled()  # it is the leaf now
+        shot(page, "branched")
+        # an ephemeral entry cannot be branched to: the button says so
+        row(page, ids["eph2"]).click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['eph2']}')")
+        assert page.locator(".dnb-continue").is_disabled()
+        assert page.evaluate("window.__pwned") is None and h.requests == []
+    finally:
+        h.close()
+
+
+def test_live_updates_arrive_as_increments(browser, agent):
+    w = SessionWidget(agent)
+    h = Page(browser, w)
+    page = h.page
+    try:
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        before = page.locator(".dnb-row").count()
+        stream = agent.run("Live question?")
+        for ev in stream:
+            if ev.type in ("agent_start", "message_end"):
+                w.sync()
+                h.push()
+        page.wait_for_selector(f'.dnb-row.dnb-leaf[data-id="{agent.leaf_id}"]')
+        assert page.locator(".dnb-row").count() == before + 2
+        assert "Reply to: Live question?" in visible_text(page, ".dnb-details")
+        # the page received the log as tail increments only (the base was sent once)
+        assert all("base" not in u for u in w.comm.updates())
+        # a tail that outgrows its limit is folded into the base: the page rebuilds from both
+        n = len(agent.entries())
+        agent.append(*[f"note {i}" for i in range(70)])
+        w.sync()
+        assert "base" in w.comm.updates()[-1] and w.tail == []
+        h.push()
+        agent.append("after the fold")
+        w.sync()
+        assert "base" not in w.comm.updates()[-1]
+        h.push()
+        page.wait_for_selector(f'.dnb-row.dnb-leaf[data-id="{agent.leaf_id}"]')
+        assert page.locator(".dnb-status").inner_text().split(" · ")[1] == f"{n + 71} entries"
+        ids = page.evaluate("() => window.__model.get('base').concat(window.__model.get('tail')).map(r => r.id)")
+        assert ids == [e.id for e in agent.entries()]
+    finally:
+        h.close()
+
+
+def test_ten_thousand_entries_render_a_window_of_rows(browser):
+    agent = long_agent(10_000)
+    w = SessionWidget(agent)
+    h = Page(browser, w, bridge=False)
+    page = h.page
+    try:
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        drawn = page.locator(".dnb-row").count()
+        assert 10 <= drawn <= 60, drawn  # only the visible window (plus overscan) is in the DOM
+        assert row(page, agent.leaf_id).is_visible()
+        page.locator(".dnb-scroll").evaluate("e => e.scrollTop = 0")
+        first = agent.entries()[0].id
+        page.wait_for_selector(f'.dnb-row[data-id="{first}"]')
+        assert page.locator(".dnb-row").count() <= 60
+        assert "10000 entries" in visible_text(page, ".dnb-status")
+        assert h.first_paint_ms < 5000
+        shot(page, "10k")
+    finally:
+        h.close()

@@ -1,0 +1,102 @@
+"""Render js/widget.js in headless Chromium against the real Python SessionWidget.
+
+The page (``harness.html``) implements anywidget's model interface; this
+module serves it through Playwright's router (no server, no port, no network:
+every other request is recorded and refused) and bridges the page's
+``save_changes()``/``send()`` to the Python widget, answering with the update
+messages the widget published on its comm, as a kernel would.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from comm.base_comm import BaseComm
+
+HERE = Path(__file__).resolve().parent
+URL = "http://harness.test/index.html"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+class RecordingComm(BaseComm):
+    """The widget's comm with no kernel behind it: keeps every message ipywidgets publishes."""
+
+    def __init__(self, *args, **kwargs):
+        self.sent: list[tuple[str, dict]] = []
+        super().__init__(*args, **kwargs)
+
+    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+        self.sent.append((msg_type, data or {}))
+
+    def updates(self, since: int = 0) -> list[dict]:
+        """The state of every ``update`` message sent (from message number ``since`` on)."""
+        return [d["state"] for t, d in self.sent[since:] if t == "comm_msg" and d.get("method") == "update"]
+
+    def update_bytes(self) -> int:
+        """The JSON size of every ``update`` message sent so far."""
+        return sum(len(json.dumps(d)) for t, d in self.sent if t == "comm_msg" and d.get("method") == "update")
+
+
+def front_end_update(w, **state):
+    """Deliver ``state`` to ``w`` exactly as a front end's comm ``update`` message does."""
+    w._handle_msg({"content": {"data": {"method": "update", "state": state}}, "buffers": []})
+
+
+def front_end_send(w, content):
+    """Deliver a custom message (``model.send(content)`` in JS) to ``w``."""
+    w._handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
+
+
+def launch(playwright):
+    """Start Debian's headless Chromium (fresh temporary profile)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+
+
+class Page:
+    """One harness page showing widget ``w``; ``requests`` lists every refused request."""
+
+    def __init__(self, browser, w, bridge: bool = True, width: int = 900, height: int = 820):
+        self.w = w
+        self.requests: list[str] = []
+        self.page = browser.new_page(viewport={"width": width, "height": height})
+        self.page.route("**/*", self._route)
+        self._mark = len(w.comm.sent) if bridge else 0
+        if bridge:
+            self.page.expose_function("py_update", self._py_update)
+            self.page.expose_function("py_send", self._py_send)
+        self.page.goto(URL)
+        self.page.wait_for_function("window.__ready === true")
+        timing = self.page.evaluate("s => window.boot(s)", json.dumps(w.get_state()))
+        self.parse_ms, self.first_paint_ms = timing["parse_ms"], timing["paint_ms"]
+
+    def _route(self, route):
+        if route.request.url == URL:
+            route.fulfill(body=(HERE / "harness.html").read_text(), content_type="text/html")
+        else:
+            self.requests.append(route.request.url)
+            route.abort()
+
+    def _answer(self) -> str:
+        updates = self.w.comm.updates(self._mark)
+        self._mark = len(self.w.comm.sent)
+        return json.dumps(updates)
+
+    def _py_update(self, changes: str) -> str:
+        self._mark = len(self.w.comm.sent)
+        front_end_update(self.w, **json.loads(changes))
+        return self._answer()
+
+    def _py_send(self, content: str) -> str:
+        self._mark = len(self.w.comm.sent)
+        front_end_send(self.w, json.loads(content))
+        return self._answer()
+
+    def push(self) -> None:
+        """Deliver what the widget published since the last exchange (e.g. after ``w.sync()``)."""
+        self.page.evaluate("u => window.__apply(u)", json.loads(self._answer()))
+
+    def close(self) -> None:
+        self.page.close()

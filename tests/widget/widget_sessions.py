@@ -1,0 +1,75 @@
+"""Sessions for the widget tests and benchmark, built through the real agent."""
+
+from __future__ import annotations
+
+from durable_nb import ai, durable
+from durable_nb.session import CustomEntry, MemoryStore, MessageEntry
+
+HOSTILE = 'Here: <img src=x onerror=window.__pwned=1> and <script>window.__pwned=1</script> done.'
+REMINDER = "Remember: the user is in Paris."
+
+
+def scripted_model(messages: list[ai.Message]) -> str:
+    """A deterministic model: a hostile reply when asked for HTML, a summary when asked to compact."""
+    last = messages[-1].text()
+    if "HTML" in last:
+        return HOSTILE
+    if last.startswith("Summarize"):
+        return f"Summary of {len(messages) - 1} messages: weather in Paris, sunny."
+    return f"Reply to: {last}"
+
+
+def realistic_agent() -> durable.Agent:
+    """Return an agent whose log has every kind of entry the widget draws.
+
+    In append order: meta, ephemeral, user, reply; an assistant tool call and
+    its result (with a Reminder block); a custom entry; a user turn whose
+    reply is hostile HTML; a branch from the tool result with its own turn;
+    a compaction keeping one turn; an ephemeral reminder plus a last turn.
+    Attributes ``ids`` name the interesting entries.
+    """
+    a = durable.Agent(model=scripted_model, store=MemoryStore(), session_id="demo")
+    ids = {}
+    a.run(durable.meta("Answer briefly.", origin="skill:brief"),
+          durable.ephemeral("Today is Monday.", origin="cell:clock"),
+          durable.text("What day is it?")).wait()
+    log = a.entries()
+    ids["meta"], ids["eph"], ids["q1"], ids["r1"] = (e.id for e in log)
+    call = MessageEntry(message=ai.Message(role="assistant", content=[
+        ai.Text("Let me look."), ai.ToolCall("call_1", "search", {"q": "weather Paris"})]))
+    result = MessageEntry(message=ai.Message(role="tool_result", content=[
+        ai.Text("Sunny, 21 C"), ai.Reminder(REMINDER)], tool_call_id="call_1", tool_name="search"))
+    ids["call"], ids["result"] = (e.id for e in a.append(call, result))
+    (custom,) = a.append(CustomEntry(kind="artifact", data={"title": "forecast chart", "rows": 3}))
+    ids["custom"] = custom.id
+    a.run("Show it as HTML").wait()
+    ids["html_q"], ids["hostile"] = (e.id for e in a.entries()[-2:])
+    a.branch(ids["result"])
+    a.run("And tomorrow?").wait()
+    ids["alt_q"], ids["alt_r"] = (e.id for e in a.entries()[-2:])
+    ids["compaction"] = a.compact(keep_turns=1).id
+    a.run(durable.ephemeral("Five minutes left.", origin="cell:timer"), durable.text("Thanks, bye.")).wait()
+    ids["eph2"], ids["last_q"], ids["last_r"] = (e.id for e in a.entries()[-3:])
+    a.ids = ids
+    return a
+
+
+def long_agent(n: int, branch_every: int = 50) -> durable.Agent:
+    """Return an agent with about ``n`` entries: user/assistant turns, a branch every ``branch_every`` turns,
+    a meta entry and an ephemeral entry now and then. Appends directly (no model), in O(n)."""
+    a = durable.Agent(model=scripted_model, store=MemoryStore())
+    batch = []
+    turn = 0
+    while len(a.entries()) + len(batch) < n:
+        turn += 1
+        if turn % 10 == 0:
+            batch.append(durable.meta(f"Context note {turn}", origin=f"cell:{turn}"))
+        batch.append(durable.text(f"Question {turn}: what about item {turn}?"))
+        batch.append(MessageEntry(message=ai.assistant_message(f"Answer {turn}: item {turn} is fine. " * 3)))
+        if turn % branch_every == 0:
+            a.append(*batch)
+            batch = []
+            a.branch(a.entries()[-3].id)
+    if batch:
+        a.append(*batch)
+    return a
