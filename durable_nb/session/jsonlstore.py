@@ -241,7 +241,11 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
     Blank lines are skipped; a final line without a newline that does not
     parse is a torn write and is dropped; any other bad line raises
     :class:`CorruptLog` naming ``f`` and the line number. The common case is
-    one ``json.loads`` of all lines joined as an array.
+    one ``json.loads`` of all lines joined as an array, accepted when it
+    yields one object per line (else each line is parsed on its own, which
+    finds the bad line). Known leniency: a crafted file that packs two
+    objects into one line and splits another object across two lines at an
+    array element can still read as the array its joined lines form.
     """
     lines = data.split(b"\n")
     _record(f, lines[0])
@@ -255,7 +259,7 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
             pass  # torn final line: dropped
     try:
         objs = json.loads(b"[" + b",".join(body) + b"]")
-        if all(type(o) is dict for o in objs):
+        if len(objs) == len(body) and all(type(o) is dict for o in objs):
             return objs, range(2, 2 + len(objs))
     except ValueError:
         pass

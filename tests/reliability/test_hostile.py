@@ -179,6 +179,7 @@ def test_any_json_object_decodes_to_a_usable_entry_or_raises_decode_error(objs):
 
 INIT = '{"type":"session_init","id":"s","parent_id":"","created_at":""}'
 GOOD = '{"type":"message","id":"%s","parent_id":"%s","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}'
+GOOD_X = GOOD % ("x", "a")
 
 
 def _write_log(tmp_path, *lines: str, end: str = "\n") -> JsonlStore:
@@ -188,6 +189,8 @@ def _write_log(tmp_path, *lines: str, end: str = "\n") -> JsonlStore:
 
 @pytest.mark.parametrize(("bad", "says"), [
     ('{"type":"message","id":"x",', "not valid JSON"),
+    (GOOD_X + "," + GOOD_X, "not valid JSON"),  # two objects on one line
+    (GOOD_X + " " + GOOD_X, "not valid JSON"),
     ("[1, 2]", "not a JSON object"),
     ('{"type":"video","id":"x"}', "unknown entry type 'video'"),
     ('{"id":"x","parent_id":"a"}', "entry has no 'type'"),
