@@ -112,6 +112,7 @@ class Agent:
         # any other way (branch, reopening). Valid while _cache_leaf == leaf_id.
         self._cache_leaf: str | None = None
         self._cache_path: list[Entry] = []
+        self._cache_ids: set[str] = set()
         self._cache_view: list[ai.Message] | None = None
         self.closed = False
         self.leaf_id = ""
@@ -156,9 +157,19 @@ class Agent:
 
     # -- reading ------------------------------------------------------------
 
-    def entries(self) -> list[Entry]:
-        """Return the whole in-memory log in append order, ephemeral entries included."""
-        return list(self._log)
+    def entries(self, start: int = 0) -> list[Entry]:
+        """Return the in-memory log in append order, ephemeral entries included.
+
+        ``start`` skips the first ``start`` entries: the log only grows, so a
+        caller that remembers how many it has seen reads just the new ones.
+        O(len(log) - start).
+        """
+        return self._log[start:]
+
+    def on_path(self, entry_id: str) -> bool:
+        """True when ``entry_id`` is on the active path. O(1) (O(depth) once after the leaf moved)."""
+        self._cached_path()
+        return entry_id in self._cache_ids
 
     def entry(self, entry_id: str) -> Entry:
         """Return the entry with that id; raises :class:`UnknownEntry`."""
@@ -389,6 +400,7 @@ class Agent:
         """Return the active path from the cache (callers must not mutate it). O(1), or O(depth) to refill."""
         if self._cache_leaf != self.leaf_id:
             self._cache_path = path(self._by_id, self.leaf_id)
+            self._cache_ids = {e.id for e in self._cache_path}
             self._cache_view = None
             self._cache_leaf = self.leaf_id
         return self._cache_path
@@ -419,6 +431,7 @@ class Agent:
             return
         if self._cache_leaf == self.leaf_id and chain[0].parent_id == self.leaf_id:
             self._cache_path.extend(chain)
+            self._cache_ids.update(e.id for e in chain)
             if self._cache_view is not None:
                 for e in chain:
                     if isinstance(e, MessageEntry) and _plain(e.message):
