@@ -65,3 +65,34 @@ def test_turn_input_equals_the_recomputed_model_view(ops, seed):
         assert agent.path() == recomputed
         assert agent.messages() == model_view(recomputed)
         assert agent.preview("next") == model_view(recomputed + [durable.text("next")])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["c1", "c2", "c3", None]), st.sampled_from(["turn", "meta", "ephemeral", "note", "branch"])),
+                min_size=1, max_size=20), st.integers(0, 2**32))
+def test_notebook_cell_positions_match_a_full_scan(tmp_path_factory, cells, seed):
+    """The notebook's incremental origin index and ``Agent.on_path`` agree with scanning the whole log."""
+    from durable_nb.notebook.state import NotebookSession, Turn, cell_entry
+
+    rng = random.Random(seed)
+    nb = NotebookSession(tmp_path_factory.mktemp("nb"), "s")
+    for cell_id, kind in cells:
+        origin = f"cell:{cell_id}" if cell_id else None
+        if kind == "branch":
+            targets = [""] + [e.id for e in nb.agent.entries() if not is_ephemeral(e)]
+            nb.agent.branch(rng.choice(targets))
+            continue
+        nb.rewind_for(origin)
+        if kind == "turn":
+            nb.run(f"{cell_id} {rng.random()}", origin, Turn())
+        elif kind == "note":
+            nb.note("n", cell_id or "")
+        else:
+            nb.stage(kind, "x", origin)
+        on_path = {e.id for e in nb.agent.path()}
+        for e in nb.agent.entries():
+            assert nb.agent.on_path(e.id) == (e.id in on_path)
+        for o in ("cell:c1", "cell:c2", "cell:c3"):
+            full = cell_entry(nb.agent.entries(), o)
+            expected = full if full is not None and full.id in on_path else None
+            assert nb.cell_position(o) is expected
