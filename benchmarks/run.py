@@ -16,7 +16,8 @@ assistant messages, the same text everywhere):
   written and read by llm's own ``LogStore`` (``append`` / ``thread_messages``,
   which runs llm's migrations first, as every llm reader does); the OpenAI
   Agents SDK's ``SQLiteSession`` (``add_items`` / ``get_items``), each on a
-  fresh object so nothing is cached in Python;
+  fresh object so nothing is cached in Python; and the Agents SDK's store
+  holding durable_nb's own entry dicts (same JSON, other storage engine);
 - append: one turn's persistence (user entry, then reply entry: two appends,
   as the agent makes them) at that size, and the peers' equivalent;
 - turn: a whole ``durable.Agent`` turn with the offline model at 10 / 1k / 10k
@@ -162,11 +163,12 @@ def agents_items(conv):
     return items
 
 
-def write_agents(path: Path, conv) -> None:
+def write_agents(path: Path, conv, items=None) -> None:
+    """Write the conversation as Agents SDK items (or write ``items`` as given)."""
     from agents import SQLiteSession
 
     s = SQLiteSession("bench", path)
-    items = agents_items(conv)
+    items = agents_items(conv) if items is None else items
     for i in range(0, len(items), 1000):
         asyncio.run(s.add_items(items[i:i + 1000]))
     s.close()
@@ -209,14 +211,19 @@ def reload_row(n: int, tmp: Path, repeat: int, peers: bool, cache: Path) -> dict
         llm_db, thread = cached_llm(n, conv, cache)
         ag_db = tmp / f"agents{n}.db"
         write_agents(ag_db, conv)
+        # The same store holding durable_nb's own entry dicts: storage engine against storage engine.
+        same_db = tmp / f"agents-same{n}.db"
+        write_agents(same_db, conv, [json.loads(line) for line in f.read_bytes().splitlines()[1:]])
         fns["llm"] = lambda: load_llm(llm_db, thread)
         fns["agents"] = lambda: load_agents(ag_db)
+        fns["agents_same_json"] = lambda: load_agents(same_db)
     best, res = timed(fns, repeat)
     assert len(res["floor"]) == n + 1
     assert len(res["durable_nb"]) == n and res["durable_nb"][-1].message.text() == conv[-1][1]
     if peers:
         assert len(res["llm"]) == n and res["llm"][-1].parts[0].text == conv[-1][1]
         assert len(res["agents"]) == n and res["agents"][-1]["content"][0]["text"] == conv[-1][1]
+        assert res["agents_same_json"] == res["floor"][1:]
     for name, t in best.items():
         row[f"{name}_ms"] = t * 1e3
         row[f"{name}_x_floor"] = t / best["floor"]
@@ -400,14 +407,16 @@ def fmt(x, unit=""):
 def table(results: dict) -> str:
     lines = ["Reload a session (best of N, ms; × = ratio to the floor measured in the same run)", "",
              "| entries | file MB | floor: json.loads per line | floor, GC paused | durable_nb JsonlStore | × floor "
-             "| × floor GC paused | llm LogStore | × floor | Agents SDK SQLiteSession | × floor |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| × floor GC paused | llm LogStore | × floor | Agents SDK SQLiteSession | × floor "
+             "| Agents SDK, durable_nb's entry dicts | × floor |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results["reload"]:
         lines.append(
             f"| {r['entries']:,} | {r['file_mb']} | {fmt(r['floor_ms'])} | {fmt(r['floor_gc_paused_ms'])} "
             f"| {fmt(r['durable_nb_ms'])} | {fmt(r['durable_nb_x_floor'])} "
             f"| {fmt(r['durable_nb_ms'] / r['floor_gc_paused_ms'])} | {fmt(r.get('llm_ms'))} "
-            f"| {fmt(r.get('llm_x_floor'))} | {fmt(r.get('agents_ms'))} | {fmt(r.get('agents_x_floor'))} |")
+            f"| {fmt(r.get('llm_x_floor'))} | {fmt(r.get('agents_ms'))} | {fmt(r.get('agents_x_floor'))} "
+            f"| {fmt(r.get('agents_same_json_ms'))} | {fmt(r.get('agents_same_json_x_floor'))} |")
     lines += ["", "Persist one turn: user entry + reply entry, two appends (median µs)", "",
               "| entries | durable_nb JsonlStore | durable_nb, fsync=True | llm LogStore | Agents SDK SQLiteSession |",
               "|---:|---:|---:|---:|---:|"]
