@@ -265,17 +265,22 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
         pass
     objs, linenos = [], []
     for i, line in enumerate(body, start=2):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as e:
-            raise CorruptLog(f"{f}:{i}: not valid JSON ({e})") from None
-        if not isinstance(obj, dict):
-            raise CorruptLog(f"{f}:{i}: not a JSON object")
-        objs.append(obj)
-        linenos.append(i)
+        if line.strip():
+            objs.append(json_object(f, i, line))
+            linenos.append(i)
     return objs, linenos
+
+
+def json_object(f: Path, lineno: int, line: bytes) -> dict[str, Any]:
+    """Return the JSON object on ``line``; raises :class:`CorruptLog` naming ``f:lineno``
+    when it is not valid JSON or not an object."""
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        raise CorruptLog(f"{f}:{lineno}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise CorruptLog(f"{f}:{lineno}: not a JSON object")
+    return obj
 
 
 def _write_all(fd: int, data: bytes) -> None:
