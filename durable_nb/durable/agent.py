@@ -12,6 +12,7 @@ from ..errors import AgentClosed, DurableError, ModelError, SessionExists, Sessi
 from ..models import Model, ModelLike, build, model_name
 from ..session import (
     CompactionEntry,
+    CustomEntry,
     Entry,
     MemoryStore,
     MessageEntry,
@@ -106,6 +107,13 @@ class Agent:
         self._model: Model | None = None
         self._log: list[Entry] = []
         self._by_id: dict[str, Entry] = {}
+        # The active path and its model view, kept up to date as the leaf advances so a
+        # turn costs O(1) in the session's size; recomputed once after the leaf moves
+        # any other way (branch, reopening). Valid while _cache_leaf == leaf_id.
+        self._cache_leaf: str | None = None
+        self._cache_path: list[Entry] = []
+        self._cache_ids: set[str] = set()
+        self._cache_view: list[ai.Message] | None = None
         self.closed = False
         self.leaf_id = ""
         if session_id is None:
@@ -149,9 +157,19 @@ class Agent:
 
     # -- reading ------------------------------------------------------------
 
-    def entries(self) -> list[Entry]:
-        """Return the whole in-memory log in append order, ephemeral entries included."""
-        return list(self._log)
+    def entries(self, start: int = 0) -> list[Entry]:
+        """Return the in-memory log in append order, ephemeral entries included.
+
+        ``start`` skips the first ``start`` entries: the log only grows, so a
+        caller that remembers how many it has seen reads just the new ones.
+        O(len(log) - start).
+        """
+        return self._log[start:]
+
+    def on_path(self, entry_id: str) -> bool:
+        """True when ``entry_id`` is on the active path. O(1) (O(depth) once after the leaf moved)."""
+        self._cached_path()
+        return entry_id in self._cache_ids
 
     def entry(self, entry_id: str) -> Entry:
         """Return the entry with that id; raises :class:`UnknownEntry`."""
@@ -162,7 +180,9 @@ class Agent:
 
     def path(self, leaf_id: str | None = None) -> list[Entry]:
         """Return the active path (root to leaf), or the path to ``leaf_id``. O(depth)."""
-        return path(self._by_id, self.leaf_id if leaf_id is None else leaf_id)
+        if leaf_id is None or leaf_id == self.leaf_id:
+            return list(self._cached_path())
+        return path(self._by_id, leaf_id)
 
     def transcript(self) -> list[Entry]:
         """Return the transcript view of the active path."""
@@ -196,20 +216,19 @@ class Agent:
         self._check_open()
         model = self._built_model()
         prepared = self._prepare(entries)
-        return RunStream(self._run(model, self.path(), prepared))
+        return RunStream(self._run(model, self._view_with(prepared), prepared))
 
-    def _run(self, model: Model, base: list[Entry], prepared: list[Entry]) -> Iterator[Event]:
+    def _run(self, model: Model, view: list[ai.Message], prepared: list[Entry]) -> Iterator[Event]:
         durable = [e for e in prepared if not is_ephemeral(e)]
         self._persist(durable)
         for e in prepared:
             self._remember(e)
-        if durable:
-            self.leaf_id = durable[-1].id
+        self._advance(durable)
         yield Event("agent_start", session_id=self.session_id, leaf_id=self.leaf_id, entries=tuple(durable))
         deltas: list[str] = []
         try:
             final = None
-            for item in model.stream(model_view(base + prepared)):
+            for item in model.stream(view):
                 if isinstance(item, str):
                     if item:
                         deltas.append(item)
@@ -230,7 +249,7 @@ class Agent:
             yield Event("agent_end", session_id=self.session_id, leaf_id=self.leaf_id, error=e, partial="".join(deltas))
             raise
         self._remember(reply)
-        self.leaf_id = reply.id
+        self._advance([reply])
         yield Event("message_end", session_id=self.session_id, leaf_id=reply.id, entries=(reply,), message=final)
         yield Event("agent_end", session_id=self.session_id, leaf_id=reply.id, messages=(final,))
 
@@ -246,8 +265,7 @@ class Agent:
         self._persist(prepared)
         for e in prepared:
             self._remember(e)
-        if prepared:
-            self.leaf_id = prepared[-1].id
+        self._advance(prepared)
         return prepared
 
     def branch(self, entry_id: str) -> None:
@@ -334,7 +352,7 @@ class Agent:
         )
         self._persist([entry])
         self._remember(entry)
-        self.leaf_id = entry.id
+        self._advance([entry])
         self._publish(Event("session_compacted", session_id=self.session_id, leaf_id=entry.id, entries=(entry,)))
         return entry
 
@@ -373,8 +391,56 @@ class Agent:
             self.store.append_entries(self.session_id, entries)
 
     def _remember(self, e: Entry) -> None:
+        if e.id in self._by_id or (self._cache_path and e.id == self._cache_path[0].parent_id):
+            self._cache_leaf = None  # the id resolves differently now: recompute the path
         self._log.append(e)
         self._by_id[e.id] = e
+
+    def _cached_path(self) -> list[Entry]:
+        """Return the active path from the cache (callers must not mutate it). O(1), or O(depth) to refill."""
+        if self._cache_leaf != self.leaf_id:
+            self._cache_path = path(self._by_id, self.leaf_id)
+            self._cache_ids = {e.id for e in self._cache_path}
+            self._cache_view = None
+            self._cache_leaf = self.leaf_id
+        return self._cache_path
+
+    def _view_with(self, prepared: list[Entry]) -> list[ai.Message]:
+        """Return ``model_view(active path + prepared)`` as a new list.
+
+        Uses the cached model view of the active path when ``prepared`` holds
+        only plain messages (no tool calls or results) and custom entries,
+        which is what every turn's input is; O(1) work per entry of the
+        session beyond one list copy. Otherwise computes the view afresh.
+        """
+        base = self._cached_path()
+        if all(isinstance(e, CustomEntry) or (isinstance(e, MessageEntry) and _plain(e.message)) for e in prepared):
+            if self._cache_view is None:
+                self._cache_view = model_view(base)
+            return self._cache_view + [e.message for e in prepared if isinstance(e, MessageEntry)]
+        return model_view(base + prepared)
+
+    def _advance(self, chain: list[Entry]) -> None:
+        """Make the last of ``chain`` (durable entries, each the child of the one before) the leaf.
+
+        If the chain hangs off the current leaf and the cache holds the
+        current leaf's path, the cache grows in place (and its model view,
+        as long as the new entries are plain messages or custom entries).
+        """
+        if not chain:
+            return
+        if self._cache_leaf == self.leaf_id and chain[0].parent_id == self.leaf_id:
+            self._cache_path.extend(chain)
+            self._cache_ids.update(e.id for e in chain)
+            if self._cache_view is not None:
+                for e in chain:
+                    if isinstance(e, MessageEntry) and _plain(e.message):
+                        self._cache_view.append(e.message)
+                    elif not isinstance(e, CustomEntry):
+                        self._cache_view = None
+                        break
+            self._cache_leaf = chain[-1].id
+        self.leaf_id = chain[-1].id
 
     def _publish(self, ev: Event) -> None:
         if self.publisher is not None:
@@ -390,6 +456,11 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<durable.Agent session={self.session_id!r} leaf={self.leaf_id!r} entries={len(self._log)}>"
+
+
+def _plain(m: ai.Message) -> bool:
+    """True for a message that cannot change how :func:`repair_tool_calls` treats the view."""
+    return m.role != "tool_result" and not any(isinstance(b, ai.ToolCall) for b in m.content)
 
 
 def _collect(model: Model, messages: list[ai.Message]) -> str:

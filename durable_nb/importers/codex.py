@@ -196,7 +196,7 @@ class _Reader:
                 if origin is None and self.has_events and lineno not in self.typed:
                     origin = "codex:injected"
             elif role != "user":
-                self.add(custom(f"codex.response_item.message", p, id, self.cur, at))
+                self.add(custom("codex.response_item.message", p, id, self.cur, at))
                 return
             msg = ai.Message(role="user", content=_blocks(p.get("content")),
                              injected=ai.Injection.META if origin else None, origin=origin)

@@ -18,6 +18,7 @@ from typing import Any
 from .. import ai
 from ..errors import CorruptLog, DurableError
 from ..session import CustomEntry, Entry, MessageEntry, encode
+from ..session.jsonlstore import json_object
 
 Record = tuple[int, dict[str, Any]]
 
@@ -49,7 +50,7 @@ def read_records(path: Path, data: bytes | None = None) -> tuple[list[Record], l
     out: list[Record] = []
     for i, line in enumerate(lines, start=1):
         if line.strip():
-            out.append((i, _object(path, i, line)))
+            out.append((i, json_object(path, i, line)))
     if tail.strip():
         n = len(lines) + 1
         try:
@@ -63,16 +64,6 @@ def read_records(path: Path, data: bytes | None = None) -> tuple[list[Record], l
     if not out:
         raise DurableError(f"{path}: the file holds no records (empty session log)")
     return out, notes
-
-
-def _object(path: Path, lineno: int, line: bytes) -> dict[str, Any]:
-    try:
-        obj = json.loads(line)
-    except ValueError as e:
-        raise CorruptLog(f"{path}:{lineno}: not valid JSON ({e})") from None
-    if not isinstance(obj, dict):
-        raise CorruptLog(f"{path}:{lineno}: not a JSON object")
-    return obj
 
 
 def guarded(path: Path, lineno: int, fn: Callable[[], Any]) -> Any:

@@ -150,6 +150,8 @@ class NotebookSession:
         self.widgets: weakref.WeakSet = weakref.WeakSet()
         self.inspected = None  # an importers.Imported while a saved log is open read-only
         self.staged: list[MessageEntry] = []
+        # origin -> latest durable entry it made, for one agent, read incrementally from its log
+        self._origins: tuple[Agent, list[int], dict[str, Entry]] | None = None
         self.own = self._open(session_id)
 
     # -- which agent ------------------------------------------------------
@@ -196,7 +198,7 @@ class NotebookSession:
             widget.sync_widgets(self.agent)
 
     def _published(self, event) -> None:  # lifecycle events from the agent, after success
-        if hasattr(self, "own"):  # not while __init__ is still creating the first session
+        if hasattr(self, "own"):  # session_init arrives while __init__ is still opening the agent
             self.sync()
 
     # -- cells as positions ---------------------------------------------------
@@ -204,15 +206,33 @@ class NotebookSession:
     def cell_position(self, origin: str | None, chat: bool = False) -> Entry | None:
         """Return the cell's latest entry if it is on the active path (the cell would rewind before it), else ``None``.
 
-        ``chat`` or a cell without an origin never rewinds. O(log size).
+        ``chat`` or a cell without an origin never rewinds. O(entries appended since the last call).
         """
         if chat or not origin:
             return None
         agent = self.agent
-        e = cell_entry(agent.entries(), origin)
+        e = self._cell_entries(agent).get(origin)
         if e is None:
             return None
-        return e if any(p.id == e.id for p in agent.path()) else None
+        return e if agent.on_path(e.id) else None
+
+    def _cell_entries(self, agent: Agent) -> dict[str, Entry]:
+        """Return ``{origin: latest durable entry made by it}`` for ``agent`` (what
+        :func:`cell_entry` finds), reading only the entries appended since the last call.
+
+        Cost: O(new entries), so a turn does no work proportional to the log.
+        """
+        if self._origins is None or self._origins[0] is not agent:
+            self._origins = (agent, [0], {})
+        _, seen, by_origin = self._origins
+        new = agent.entries(seen[0])
+        for e in new:
+            if not is_ephemeral(e):
+                o = entry_origin(e)
+                if o:
+                    by_origin[o] = e
+        seen[0] += len(new)
+        return by_origin
 
     def rewind_for(self, origin: str | None, chat: bool = False) -> Entry | None:
         """Apply the cell-as-position rule: branch to before the cell's entry if it is on the path.

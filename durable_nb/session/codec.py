@@ -204,6 +204,10 @@ def decode(d: dict[str, Any]) -> Entry:
     if type(d) is not dict:
         raise DecodeError("entry is not a JSON object")
     t = d.get("type")
+    if t == "message":
+        e = _fast_message(d)
+        if e is not None:
+            return e
     try:
         id_ = d["id"]
         parent = d.get("parent_id") or ""
@@ -238,3 +242,49 @@ def decode(d: dict[str, Any]) -> Entry:
     if t is None:
         raise DecodeError("entry has no 'type'")
     raise DecodeError(f"unknown entry type {t!r}")
+
+
+_ROLES = frozenset(ai.ROLES)
+_FAST_KEYS = frozenset({"role", "content", "model", "stop_reason", "usage"})
+
+
+def _fast_message(d: dict[str, Any]) -> MessageEntry | None:
+    """Decode the common message entry, or return ``None`` for the general path to handle.
+
+    The common shape: string header fields, a valid role, text blocks only,
+    no injection, and nothing besides ``model``, ``stop_reason`` and
+    ``usage``. Builds exactly what the general path builds (the round-trip
+    tests compare both), in about three quarters of the time: fewer
+    lookups and calls, and the entry's fields set in one step.
+    """
+    m = d.get("message")
+    id_ = d.get("id")
+    parent = d.get("parent_id") or ""
+    created = d.get("created_at") or ""
+    if type(m) is not dict or type(id_) is not str or type(parent) is not str or type(created) is not str:
+        return None
+    role = m.get("role")
+    content = m.get("content")
+    if type(role) is not str or role not in _ROLES or type(content) is not list:
+        return None
+    blocks = []
+    for b in content:
+        if type(b) is not dict or b.get("type") != "text" or len(b) != 2:
+            return None
+        x = b.get("text")
+        if type(x) is not str:
+            return None
+        blocks.append(ai.Text(x))
+    if len(m) == 2:
+        msg = ai.Message(role, blocks)
+    else:
+        if not _FAST_KEYS.issuperset(m):
+            return None
+        model, stop, usage = m.get("model"), m.get("stop_reason"), m.get("usage")
+        if ((model is not None and type(model) is not str) or (stop is not None and type(stop) is not str)
+                or (usage is not None and type(usage) is not dict)):
+            return None
+        msg = ai.Message(role, blocks, usage=usage, stop_reason=stop, model=model)
+    e = MessageEntry.__new__(MessageEntry)  # a plain dataclass: setting its __dict__ is its __init__
+    e.__dict__ = {"id": id_, "parent_id": parent, "created_at": created, "message": msg}
+    return e

@@ -10,8 +10,10 @@ it, and the next append discards its bytes first, so the log keeps loading.
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
+import secrets
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,22 +54,52 @@ class JsonlStore:
         """Create ``<id>.jsonl`` with its ``session_init`` line.
 
         Raises ``SessionExists`` if the file exists (atomic: two creators
-        racing get one success and one ``SessionExists``).
+        racing get one success and one ``SessionExists``). The file appears
+        with its ``session_init`` line already in it (written to a hidden
+        temporary file, then hard-linked into place), so a crash never
+        leaves an empty or half-written log that no one could open; at
+        worst a ``.<id>.jsonl.*.tmp`` file stays behind. Where the file
+        system has no hard links, the file is created and then written.
         """
         f = self.file(id)
         self.root.mkdir(parents=True, exist_ok=True)
         rec = SessionRecord(id, parent_id, now())
+        line = _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at})
+        tmp = self.root / f".{id}.jsonl.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            _write_all(fd, line)
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, f)
+        except FileExistsError:
+            raise SessionExists(f"session {id!r} already exists in {self.root}") from None
+        except OSError:  # no hard links here: create, then write
+            self._create_in_place(f, id, line)
+        finally:
+            os.unlink(tmp)
+        if self.fsync:
+            dfd = os.open(self.root, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        return rec
+
+    def _create_in_place(self, f: Path, id: str, line: bytes) -> None:
         try:
             fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             raise SessionExists(f"session {id!r} already exists in {self.root}") from None
         try:
-            _write_all(fd, _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at}))
+            _write_all(fd, line)
             if self.fsync:
                 os.fsync(fd)
         finally:
             os.close(fd)
-        return rec
 
     def _read(self, id: str) -> tuple[Path, bytes]:
         f = self.file(id)
@@ -87,14 +119,22 @@ class JsonlStore:
         return _record(f, first)
 
     def load_entries(self, id: str) -> list[Entry]:
-        """Return the session's entries in append order.
+        """Return the session's entries in append order, exactly as written.
 
-        A torn final line (no newline, not valid JSON) is dropped; a bad line
-        anywhere else raises :class:`CorruptLog` naming file and line, as
-        does an unknown entry type. Entries with the legacy top-level
-        ``"meta"`` flag load as ordinary messages and one
-        :class:`LegacyMetaWarning` names the session and their count.
-        Cost: one read of the file and one JSON parse, O(size).
+        Errors: a first line that is not a ``session_init`` record, a line
+        that is not valid JSON or not an object, an unknown entry type, a
+        missing key or a value of the wrong JSON type raise
+        :class:`CorruptLog` naming ``file:line`` (nothing is skipped
+        silently). Recoveries: a torn final line (no newline, not valid
+        JSON: a crash mid-write) is dropped and nothing before it; blank
+        lines are skipped; a missing ``parent_id`` makes a root. The tree is
+        not checked here: orphans, parent cycles and duplicate ids load as
+        written, and :func:`~durable_nb.session.path` /
+        :func:`~durable_nb.session.tree` say how they walk them. Entries with
+        the legacy top-level ``"meta"`` flag load as ordinary messages and
+        one :class:`LegacyMetaWarning` names the session and their count.
+        Cost: one read of the file and one JSON parse, O(size); the cyclic
+        garbage collector is paused meanwhile.
         """
         f, data = self._read(id)
         entries, legacy = read_entries(f, data)
@@ -169,18 +209,28 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
 
     ``f`` only names the file in errors. Raises :class:`CorruptLog` naming
     file and line for a bad line or an undecodable entry (a torn final line
-    is dropped, see :func:`parse_lines`). O(size).
+    is dropped, see :func:`parse_lines`). O(size); the cyclic garbage
+    collector is paused meanwhile.
     """
-    objs, linenos = parse_lines(f, data)
-    entries: list[Entry] = []
-    legacy: list[int] = []
-    for lineno, obj in zip(linenos, objs):
-        if "meta" in obj:
-            legacy.append(len(entries))
-        try:
-            entries.append(decode(obj))
-        except DecodeError as e:
-            raise CorruptLog(f"{f}:{lineno}: {e}") from None
+    # The entries are acyclic, so the cyclic GC has nothing to find while they are
+    # built; pausing it avoids repeated full collections over a growing heap
+    # (about 2x faster for 100k entries).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        objs, linenos = parse_lines(f, data)
+        entries: list[Entry] = []
+        legacy: list[int] = []
+        for lineno, obj in zip(linenos, objs):
+            if "meta" in obj:
+                legacy.append(len(entries))
+            try:
+                entries.append(decode(obj))
+            except DecodeError as e:
+                raise CorruptLog(f"{f}:{lineno}: {e}") from None
+    finally:
+        if paused:
+            gc.enable()
     return entries, legacy
 
 
@@ -191,7 +241,11 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
     Blank lines are skipped; a final line without a newline that does not
     parse is a torn write and is dropped; any other bad line raises
     :class:`CorruptLog` naming ``f`` and the line number. The common case is
-    one ``json.loads`` of all lines joined as an array.
+    one ``json.loads`` of all lines joined as an array, accepted when it
+    yields one object per line (else each line is parsed on its own, which
+    finds the bad line). Known leniency: a crafted file that packs two
+    objects into one line and splits another object across two lines at an
+    array element can still read as the array its joined lines form.
     """
     lines = data.split(b"\n")
     _record(f, lines[0])
@@ -205,23 +259,28 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
             pass  # torn final line: dropped
     try:
         objs = json.loads(b"[" + b",".join(body) + b"]")
-        if all(type(o) is dict for o in objs):
+        if len(objs) == len(body) and all(type(o) is dict for o in objs):
             return objs, range(2, 2 + len(objs))
     except ValueError:
         pass
     objs, linenos = [], []
     for i, line in enumerate(body, start=2):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as e:
-            raise CorruptLog(f"{f}:{i}: not valid JSON ({e})") from None
-        if not isinstance(obj, dict):
-            raise CorruptLog(f"{f}:{i}: not a JSON object")
-        objs.append(obj)
-        linenos.append(i)
+        if line.strip():
+            objs.append(json_object(f, i, line))
+            linenos.append(i)
     return objs, linenos
+
+
+def json_object(f: Path, lineno: int, line: bytes) -> dict[str, Any]:
+    """Return the JSON object on ``line``; raises :class:`CorruptLog` naming ``f:lineno``
+    when it is not valid JSON or not an object."""
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        raise CorruptLog(f"{f}:{lineno}: not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise CorruptLog(f"{f}:{lineno}: not a JSON object")
+    return obj
 
 
 def _write_all(fd: int, data: bytes) -> None:

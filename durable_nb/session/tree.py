@@ -19,8 +19,9 @@ def path(entries: Iterable[Entry] | Mapping[str, Entry], leaf_id: str) -> list[E
     ``entries`` is a list of entries or an ``{id: entry}`` mapping (pass a
     mapping you keep up to date to skip the O(n) indexing). An empty or
     unknown ``leaf_id`` gives ``[]``. The walk stops at a parent it cannot
-    resolve (so the result starts below the gap) and at a cycle (each entry
-    appears once). Cost: O(depth) with a mapping, O(n) otherwise.
+    resolve (an orphan: the result starts below the gap) and at a cycle
+    (each entry appears once). With duplicate ids the later entry wins (see
+    :func:`index`). Cost: O(depth) with a mapping, O(n) otherwise.
     """
     by_id = entries if isinstance(entries, Mapping) else index(entries)
     out: list[Entry] = []

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ids, msg, texts
+from core_helpers import ids, msg, texts
 
 from durable_nb import ai, durable, session
 from durable_nb.errors import AgentClosed, DurableError, UnknownEntry

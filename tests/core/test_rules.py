@@ -7,7 +7,7 @@ import warnings
 from dataclasses import dataclass
 
 import pytest
-from helpers import Recorder, ids, msg, texts
+from core_helpers import Recorder, ids, msg, texts
 
 from durable_nb import ai, durable, session
 from durable_nb.errors import DurableError

@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from helpers import ids, msg
+from core_helpers import ids, msg
 
 from durable_nb import ai, session
 from durable_nb.errors import CorruptLog, DurableError, InvalidSessionId

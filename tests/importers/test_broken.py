@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from conftest import ALL, FIXTURES
+from importer_helpers import ALL, FIXTURES
 
 from durable_nb.errors import CorruptLog, DurableError
 from durable_nb.importers import open_session

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import opened, raw_lines, synthesized
+from importer_helpers import opened, raw_lines, synthesized
 
 from durable_nb import ai
 from durable_nb.session import CompactionEntry, CustomEntry, MessageEntry, path

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ALL, INCOMPLETE, opened, synthesized
+from importer_helpers import ALL, INCOMPLETE, opened, synthesized
 
 from durable_nb.importers import detect, safe_session_id
 from durable_nb.session import model_view, path, transcript_view

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import FIXTURES
+from importer_helpers import FIXTURES
 
 from durable_nb import ai
 from durable_nb.durable import Agent

@@ -1,0 +1,19 @@
+"""One of two concurrent writers: ``append_worker.py <store dir> <session id> <tag> <n>``.
+
+Opens the session with a durable.Agent (leaf = the last entry it loaded),
+prints ``READY <leaf id>``, waits for a line on stdin, appends ``n`` entries
+(``"<tag> <i>"``) one at a time, and prints ``DONE``.
+"""
+
+import sys
+
+from durable_nb import durable
+from durable_nb.session import JsonlStore
+
+root, session_id, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+agent = durable.Agent(store=JsonlStore(root), session_id=session_id)
+print("READY", agent.leaf_id, flush=True)
+sys.stdin.readline()
+for i in range(n):
+    agent.append(f"{tag} {i}")
+print("DONE", flush=True)

@@ -1,0 +1,80 @@
+"""A fork server for the crash test: import durable_nb once, fork one worker per trial.
+
+Reads commands from stdin, one per line: ``<store dir> <session id> <seed>``.
+For each it forks a worker that resumes the session with a durable.Agent
+(offline model, JsonlStore) and runs turns and appends until it is killed
+(or 10 s pass). The worker writes, with one ``os.write`` per line:
+
+- ``PID <pid>`` first;
+- ``R <entry id> <crc32 of its display text>`` for every entry in a
+  persistence receipt (``agent_start`` / ``message_end`` events, or an
+  ``append`` that returned), right after it gets the receipt.
+
+The server writes ``DONE <wait status>`` once the worker is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import time
+import zlib
+
+from durable_nb import durable
+from durable_nb.session import CustomEntry, JsonlStore, display_text
+
+
+def _say(line: str) -> None:
+    os.write(1, (line + "\n").encode())
+
+
+def _receipt(entries) -> None:
+    if entries:
+        os.write(1, "".join(f"R {e.id} {zlib.crc32(display_text(e).encode())}\n" for e in entries).encode())
+
+
+def _text(rng: random.Random) -> str:
+    # Mostly small turns; sometimes a big one so a kill can land inside a long write.
+    n = rng.choice([20, 200, 2_000]) if rng.random() < 0.7 else rng.randint(100_000, 1_500_000)
+    return f"{rng.random()} " + "é✓ x" * (n // 4)
+
+
+def work(root: str, session_id: str, seed: int) -> None:
+    _say(f"PID {os.getpid()}")
+    rng = random.Random(seed)
+    agent = durable.Agent(store=JsonlStore(root), session_id=session_id)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        op = rng.random()
+        if op < 0.6:  # a turn: user entry (agent_start), reply (message_end)
+            inputs = [durable.text(_text(rng))]
+            if rng.random() < 0.3:
+                inputs.insert(0, durable.ephemeral(f"reminder {rng.random()}"))
+            if rng.random() < 0.3:
+                inputs.insert(0, durable.meta(_text(rng), origin="skill:test"))
+            for ev in agent.run(*inputs):
+                if ev.type in ("agent_start", "message_end"):
+                    _receipt(ev.entries)
+        elif op < 0.85:  # append without a model
+            _receipt(agent.append(_text(rng)))
+        else:  # a custom entry with a big payload
+            _receipt(agent.append(CustomEntry(kind="blob", data={"x": _text(rng)})))
+    os._exit(0)
+
+
+def main() -> None:
+    for line in sys.stdin:
+        root, session_id, seed = line.split()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                work(root, session_id, int(seed))
+            finally:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        _say(f"DONE {status}")
+
+
+if __name__ == "__main__":
+    main()
