@@ -1,0 +1,219 @@
+"""A real JupyterLab 4 server and a headless Debian Chromium, for end-to-end tests.
+
+:class:`LabServer` starts ``jupyter lab`` on 127.0.0.1 (free port, token, a
+fresh config dir with the news pop-up off, root dir a temp dir, this checkout
+on the kernel's ``PYTHONPATH``) and stops it, and every kernel it started, by
+PID. :func:`launch_chromium` starts Debian's chromium through Playwright.
+:func:`run_all` opens a notebook, waits until its kernel is really connected,
+runs every cell from the ``Run`` menu and returns the notebook as the browser
+holds it (nbformat JSON, outputs included).
+
+Recipes and pitfalls: ``/work/shared/notes/JUPYTER.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LabServer:
+    """A JupyterLab server on 127.0.0.1 serving ``root_dir``; use as a context manager.
+
+    ``url(path)`` gives an authenticated URL under ``/lab/tree``. ``stop()``
+    asks the server to shut down (which stops its kernels), then terminates
+    anything still alive that it started, by PID.
+    """
+
+    def __init__(self, root_dir: Path, log_path: Path | None = None) -> None:
+        self.root_dir = Path(root_dir)
+        self.port = free_port()
+        self.token = os.urandom(12).hex()
+        self._tmp = tempfile.TemporaryDirectory(prefix="durable-nb-lab-")
+        home = Path(self._tmp.name)
+        self.config_dir = home / "config"
+        self.runtime_dir = home / "runtime"
+        settings = self.config_dir / "lab/user-settings/@jupyterlab/apputils-extension"
+        settings.mkdir(parents=True)
+        (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+        self.log_path = log_path or home / "server.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, notebook: str) -> str:
+        return f"{self.base}/lab/tree/{notebook}?token={self.token}"
+
+    def start(self, timeout: float = 60) -> LabServer:
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+            "JUPYTER_CONFIG_DIR": str(self.config_dir),
+            "JUPYTER_RUNTIME_DIR": str(self.runtime_dir),
+        }
+        cmd = [
+            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+            f"--port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root_dir}", "--expose-app-in-browser",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self._log, stderr=subprocess.STDOUT, cwd=self.root_dir)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.base}/api/status?token={self.token}", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"jupyter lab did not answer within {timeout} s:\n{self.log()}")
+
+    def log(self) -> str:
+        try:
+            return Path(self.log_path).read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+    def kernel_pids(self) -> list[int]:
+        """PIDs of kernel processes this server started (their connection files are in our runtime dir)."""
+        pids = []
+        marker = str(self.runtime_dir).encode()
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    if marker in (d / "cmdline").read_bytes():
+                        pids.append(int(d.name))
+                except OSError:
+                    pass
+        return pids
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        kernels = self.kernel_pids()
+        if self.proc.poll() is None:
+            try:
+                req = urllib.request.Request(f"{self.base}/api/shutdown?token={self.token}", method="POST")
+                urllib.request.urlopen(req, timeout=5).close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        for pid in kernels:  # normally already gone with the server
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._log.close()
+        self.proc = None
+        self._tmp.cleanup()
+
+    def __enter__(self) -> LabServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def launch_chromium(playwright, user_data_dir: Path, viewport=(1280, 900)):
+    """Return a Playwright browser context on headless Debian chromium with a fresh profile."""
+    return playwright.chromium.launch_persistent_context(
+        str(user_data_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+        viewport={"width": viewport[0], "height": viewport[1]},
+    )
+
+
+KERNEL_READY = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!k && k.connectionStatus === 'connected' && k.status === 'idle';
+}"""
+
+# Done when every code cell has an execution count, or a cell holds an error
+# (Run All stops there), and the kernel is idle.
+RUN_FINISHED = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k || k.status !== 'idle') return false;
+  const cells = w.content.model.toJSON().cells.filter(c => c.cell_type === 'code' && c.source.length);
+  const failed = cells.some(c => c.outputs.some(o => o.output_type === 'error'));
+  return failed || cells.every(c => c.execution_count !== null);
+}"""
+
+
+def open_notebook(page, server: LabServer, notebook: str, timeout_ms: int = 60_000) -> None:
+    """Open ``notebook`` (relative to the server's root) and wait until its kernel is connected and idle.
+
+    ``?reset`` starts from an empty workspace, so tabs of earlier tests are not restored.
+    """
+    page.goto(server.url(notebook) + "&reset")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout_ms)
+    try:
+        page.wait_for_function(KERNEL_READY, timeout=timeout_ms)
+    except Exception:
+        page.screenshot(path=Path(__file__).parent / "screenshots" / "kernel-not-ready.png")
+        raise
+
+
+def run_all(page, timeout_ms: int = 60_000) -> dict:
+    """Run every cell through the ``Run`` menu; return the notebook JSON once the run is over.
+
+    Raises ``AssertionError`` naming the cell and error when a cell failed.
+    """
+    page.locator('.lm-MenuBar-itemLabel:text-is("Run")').click()
+    page.locator('.lm-Menu-itemLabel:text-is("Run All Cells")').click()
+    page.wait_for_timeout(300)  # let the first execute request leave before polling for idle
+    try:
+        page.wait_for_function(RUN_FINISHED, timeout=timeout_ms, polling=200)
+    except Exception:
+        page.screenshot(path=Path(__file__).parent / "screenshots" / "run-not-finished.png")
+        raise
+    nb = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.model.toJSON()")
+    for i, c in enumerate(nb["cells"]):
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "error":
+                raise AssertionError(f"cell {i} ({c.get('id')}) failed in JupyterLab: {o['ename']}: {o['evalue']}")
+    return nb
+
+
+def stream_text(cell: dict) -> str:
+    """The concatenated stdout of a cell in nbformat JSON."""
+    out = []
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "stream" and o.get("name") == "stdout":
+            out.append(o["text"] if isinstance(o["text"], str) else "".join(o["text"]))
+    return "".join(out)

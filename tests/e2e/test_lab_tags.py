@@ -1,0 +1,34 @@
+"""In real JupyterLab: tags on cells reach the kernel, exactly as the headless runner sends them."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+
+from durable_nb.run_notebook import request_metadata
+
+from .lab import open_notebook, run_all, stream_text
+
+READ = 'import json; print(json.dumps(get_ipython().kernel.get_parent("shell")["metadata"]))'
+
+
+def test_jupyterlab_sends_cell_tags_like_the_headless_runner(lab, lab_root, page, screenshots):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for i, tags in enumerate([["meta"], [], ["ephemeral", "note"]]):
+        c = nbformat.v4.new_code_cell(READ)
+        c.id = f"cell-{i}"
+        if tags:
+            c.metadata["tags"] = tags
+        nb.cells.append(c)
+    nbformat.write(nb, lab_root / "tags.ipynb")
+
+    open_notebook(page, lab, "tags.ipynb")
+    ran = run_all(page)
+    page.screenshot(path=screenshots / "tags.png")
+
+    for cell, sent_by_lab in zip(nb.cells, (json.loads(stream_text(c)) for c in ran["cells"])):
+        assert sent_by_lab.get("tags") == cell.metadata.get("tags")
+        assert sent_by_lab["cellId"] == cell.id
+        assert request_metadata(cell) == sent_by_lab  # the headless runner sends exactly this

@@ -1,0 +1,67 @@
+"""The tutorials run in real JupyterLab (tags from the saved notebooks, widgets rendered)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .lab import open_notebook, run_all
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def scroll_to_cell(page, cell_id: str) -> None:
+    """Hide the file browser and scroll the notebook so the cell ``cell_id`` is at the top."""
+    page.evaluate("""async (id) => {
+        const app = window.jupyterapp, nb = app.shell.currentWidget.content;
+        app.shell.collapseLeft();
+        const i = nb.widgets.findIndex(c => c.model.id === id);
+        nb.activeCellIndex = i;
+        await nb.scrollToItem(i, 'start');
+    }""", cell_id)
+    page.wait_for_timeout(500)
+
+
+@pytest.fixture
+def ran(lab, lab_root, page, request):
+    """Run the tutorial named by the test's parameter in JupyterLab; return (name, notebook JSON)."""
+    name = request.param
+    shutil.copy(NOTEBOOKS / name, lab_root / name)
+    if (NOTEBOOKS / "data").is_dir() and not (lab_root / "data").exists():
+        shutil.copytree(NOTEBOOKS / "data", lab_root / "data")
+    open_notebook(page, lab, name)
+    return name, run_all(page, timeout_ms=90_000)  # raises naming the cell if any cell failed
+
+
+@pytest.mark.parametrize("ran", ["01_entry_semantics.ipynb"], indirect=True)
+def test_tutorial_01_shows_both_views_side_by_side(ran, page, screenshots):
+    cells = {c["id"]: c for c in ran[1]["cells"]}
+    assert any("staged meta" in "".join(o.get("text", "")) for o in cells["skill"]["outputs"])
+    pair = page.locator(".widget-hbox").filter(has=page.locator(".dnb-widget")).first
+    widgets = pair.locator(".dnb-widget")
+    widgets.nth(1).wait_for(state="visible", timeout=20_000)
+    scroll_to_cell(page, "widgets")
+    page.screenshot(path=screenshots / "tutorial_01_views.png")  # docs/jupyterlab.png is a copy of it
+    assert widgets.nth(0).locator(".dnb-tab.dnb-on").inner_text() == "Model view"
+    assert widgets.nth(1).locator(".dnb-tab.dnb-on").inner_text() == "Transcript view"
+    left, right = widgets.nth(0).bounding_box(), widgets.nth(1).bounding_box()
+    assert right["x"] >= left["x"] + left["width"] - 1  # side by side, not stacked
+    # the model view marks the meta skill; the transcript shows no injected entry at all
+    assert widgets.nth(0).locator(".dnb-model-panel .dnb-badge.dnb-meta").first.inner_text() == "meta · cell:skill"
+    assert widgets.nth(1).locator(".dnb-transcript-panel .dnb-badge.dnb-meta").count() == 0
+    assert "What is an entry?" in widgets.nth(1).locator(".dnb-transcript-panel").inner_text()
+
+
+LAST_WIDGET = {"02_prompt_design.ipynb": "show", "03_inspecting_sessions.ipynb": "claude-view"}
+
+
+@pytest.mark.parametrize("ran", list(LAST_WIDGET), indirect=True)
+def test_tutorials_02_and_03_run_in_jupyterlab(ran, page, screenshots):
+    name, _ = ran
+    widgets = page.locator(".dnb-widget")
+    widgets.first.wait_for(state="visible", timeout=20_000)
+    scroll_to_cell(page, LAST_WIDGET[name])
+    page.screenshot(path=screenshots / f"tutorial_{name[:2]}_{LAST_WIDGET[name]}.png")
+    assert widgets.last.locator(".dnb-row").count() > 3  # the session's tree is drawn

@@ -1,0 +1,121 @@
+"""Every tutorial runs top to bottom headlessly (real kernel, tags delivered as JupyterLab does),
+and shows what it claims to show."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """The tutorials must run with no key and no model configured."""
+    for var in ("DURABLE_NB_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+from durable_nb.run_notebook import run_notebook
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def text_of(cell) -> str:
+    """Everything a cell printed or displayed, as text (markdown and plain)."""
+    out = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out.append(o.text)
+        elif o.output_type in ("display_data", "execute_result"):
+            out.append(o.data.get("text/markdown") or o.data.get("text/plain", ""))
+    return "".join(out)
+
+
+def run_copy(name: str, tmp_path: Path):
+    """Run a copy of the notebook (and its data) in ``tmp_path``; return (cells by id, store folder)."""
+    shutil.copy(NOTEBOOKS / name, tmp_path / name)
+    if (NOTEBOOKS / "data").is_dir():
+        shutil.copytree(NOTEBOOKS / "data", tmp_path / "data")
+    nb = run_notebook(tmp_path / name)
+    return {c.id: c for c in nb.cells}, tmp_path / ".durable"
+
+
+def stored(store: Path) -> list[dict]:
+    return [json.loads(line) for f in sorted(store.glob("*.jsonl")) for line in f.read_text().splitlines()[1:]]
+
+
+def test_every_tutorial_is_tested():
+    assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == [
+        "01_entry_semantics.ipynb", "02_prompt_design.ipynb", "03_inspecting_sessions.ipynb"]
+
+
+def test_01_entry_semantics(tmp_path):
+    cells, store = run_copy("01_entry_semantics.ipynb", tmp_path)
+    # the tags reached the magics: the tagged cells staged or noted, they did not call the model
+    assert "staged meta" in text_of(cells["skill"]) and "staged ephemeral" in text_of(cells["reminder"])
+    assert "never sent to the model" in text_of(cells["note"])
+    reply = text_of(cells["ask"])
+    assert "[meta · cell:skill]" in reply and "[ephemeral · cell:reminder]" in reply and "Note for the reviewer" not in reply
+    listed = [line for line in text_of(cells["ask2"]).splitlines() if re.match(r"\d+\. ", line)]  # what the model got
+    assert any("[meta · cell:skill]" in line for line in listed) and not any(re.match(r"\d+\. user \[ephemeral", line) for line in listed)
+    # the table, observed: the ephemeral row is seen once, and nowhere else
+    rows = {r.split("|")[1].strip(): [x.strip() for x in r.split("|")[3:7]] for r in text_of(cells["table-fn"]).splitlines()[2:]}
+    assert rows["ephemeral"] == ["yes", "—", "—", "—"]
+    assert rows["meta"] == ["yes", "yes", "yes", "—"]
+    assert rows["note"] == ["—", "—", "yes", "yes"]
+    assert rows["user"] == ["yes", "yes", "yes", "yes"]
+    # the store never holds the ephemeral entry; its text appears only where the offline model quoted
+    # what it received (its replies, and the compaction summary it wrote)
+    entries = stored(store)
+    assert not [e for e in entries if e.get("message", {}).get("injected") == "ephemeral"]
+    quoted = [e for e in entries if "Reminder: today is" in json.dumps(e, ensure_ascii=False)]
+    assert quoted and all(e["type"] == "compaction" or e["message"]["role"] == "assistant" for e in quoted)
+    resume = text_of(cells["resume"])
+    assert "the ephemeral entry came back: False" in resume and "full path restored: True" in resume
+    correct, broken = (int(line.split(":")[1].split()[0]) for line in text_of(cells["broken"]).splitlines())
+    assert broken < correct
+    assert "-what-if - its parent: session-" in text_of(cells["fork"])
+    lines = text_of(cells["compact"]).split("log lines: ")[1].split()[:3]
+    assert int(lines[2]) == int(lines[0]) + 1  # compaction appends one entry and removes nothing
+    assert "application/vnd.jupyter.widget-view+json" in cells["widgets"].outputs[0].data  # both views, side by side
+    assert "application/vnd.jupyter.widget-view+json" in cells["show"].outputs[0].data
+    run_notebook(tmp_path / "01_entry_semantics.ipynb")  # and it runs again in the same folder (a fresh session)
+    assert len(list(store.glob("*-what-if.jsonl"))) == 2
+
+
+def test_02_prompt_design(tmp_path):
+    cells, store = run_copy("02_prompt_design.ipynb", tmp_path)
+    dry = text_of(cells["dry"])
+    assert "nothing called, nothing written" in dry and "[meta · cell:skill]" in dry and "[ephemeral · cell:reminder]" in dry
+    assert "read-only" in text_of(cells["draft2"])  # the re-staged reminder holds the recomputed live state
+    compare = text_of(cells["compare"]).splitlines()
+    assert len(compare) == 2 + 4  # four branches: draft, edit, two retries
+    assert text_of(cells["try-a"]).split("—")[0] != text_of(cells["try-b"]).split("—")[0]
+    assert "model: offline" in text_of(cells["provider"])  # no key here: back to the offline model
+    entries = stored(store)
+    assert not [e for e in entries if e.get("message", {}).get("injected") == "ephemeral"]
+    assert len([e for e in entries if e.get("message", {}).get("injected") == "meta"]) == 1
+
+
+def test_03_inspecting_sessions(tmp_path):
+    data = NOTEBOOKS / "data"
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in data.glob("*.jsonl")}
+    cells, store = run_copy("03_inspecting_sessions.ipynb", tmp_path)
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (tmp_path / "data").glob("*.jsonl")}
+    assert after == before  # opened read-only, even with a turn run on the copy
+    assert "the source file is unchanged: True" in text_of(cells["receipts"])
+    receipts = [line for line in text_of(cells["receipts"]).splitlines() if "persisted:" in line]
+    assert receipts[0].endswith("['meta', 'user']") and receipts[1].endswith("['assistant']")
+    assert "legacy top-level" in text_of(cells["legacy"])
+    assert "4 turns" in text_of(cells["legacy-turns"])
+    upgraded = text_of(cells["upgrade"])
+    assert "Skill:" not in upgraded.split("the model still")[0]  # the upgraded copy hides the skills from readers
+    assert "['legacy-meta', 'legacy-meta']" in upgraded
+    claude = text_of(cells["claude"])
+    assert claude.startswith("claude_code: 35 entries") and "('claude_code:isMeta'" in claude
+    leaf_view = text_of(cells["views-leaf"])
+    assert "compaction | user: The conversation before this point was compacted" in leaf_view
