@@ -149,3 +149,41 @@ def test_fsync_option_still_appends(tmp_path):
     st.append_entries("s", [msg("1")])
     assert ids(st.load_entries("s")) == ["1"]
     assert os.path.getsize(tmp_path / "s.jsonl") > 0
+
+
+# -- the fast parser gives exactly what json.loads gives ----------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from durable_nb.session.jsonlstore import loads  # noqa: E402
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**64, max_value=2**200)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _same(a, b) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, st.booleans())
+def test_fast_loads_equals_json_loads_on_valid_json(value, ascii_only):
+    data = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    assert _same(loads(data), json.loads(data))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40) | st.text(max_size=40).map(lambda s: s.encode("utf-8", "surrogatepass")))
+def test_fast_loads_accepts_and_refuses_what_json_loads_does(data):
+    try:
+        expected = json.loads(data)
+    except ValueError:
+        with pytest.raises(ValueError):
+            loads(data)
+    else:
+        assert _same(loads(data), expected)
