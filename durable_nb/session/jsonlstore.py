@@ -68,19 +68,16 @@ class JsonlStore:
         rec = SessionRecord(id, parent_id, now())
         line = _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at})
         tmp = self.root / f".{id}.jsonl.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            _write_all(fd, line)
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+        self._write_new(tmp, line)
         try:
             os.link(tmp, f)
         except FileExistsError:
             raise SessionExists(f"session {id!r} already exists in {self.root}") from None
         except OSError:  # no hard links here: create, then write
-            self._create_in_place(f, id, line)
+            try:
+                self._write_new(f, line)
+            except FileExistsError:
+                raise SessionExists(f"session {id!r} already exists in {self.root}") from None
         finally:
             os.unlink(tmp)
         if self.fsync:
@@ -91,11 +88,9 @@ class JsonlStore:
                 os.close(dfd)
         return rec
 
-    def _create_in_place(self, f: Path, id: str, line: bytes) -> None:
-        try:
-            fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            raise SessionExists(f"session {id!r} already exists in {self.root}") from None
+    def _write_new(self, f: Path, line: bytes) -> None:
+        """Create ``f`` (``FileExistsError`` if it exists) holding ``line``."""
+        fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             _write_all(fd, line)
             if self.fsync:
