@@ -187,3 +187,13 @@ def test_fast_loads_accepts_and_refuses_what_json_loads_does(data):
             loads(data)
     else:
         assert _same(loads(data), expected)
+
+
+def test_log_values_msgspec_refuses_still_load_as_json_reads_them(tmp_path):
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    with open(tmp_path / "s.jsonl", "ab") as fh:
+        fh.write(b'{"type":"custom","id":"1","parent_id":"","created_at":"","kind":"k",'
+                 b'"data":{"x":NaN,"big":123456789012345678901234567890,"s":"\\ud800"}}\n')
+    data = st.load_entries("s")[0].data
+    assert data["x"] != data["x"] and data["big"] == 123456789012345678901234567890 and data["s"] == "\ud800"
