@@ -6,7 +6,8 @@ on the kernel's ``PYTHONPATH``) and stops it, and every kernel it started, by
 PID. :func:`launch_chromium` starts Debian's chromium through Playwright.
 :func:`run_all` opens a notebook, waits until its kernel is really connected,
 runs every cell from the ``Run`` menu and returns the notebook as the browser
-holds it (nbformat JSON, outputs included).
+holds it (nbformat JSON, outputs included). :func:`kernel_stdout` runs code in
+that kernel outside any cell. Kernels get no ``$DURABLE_NB_MODEL``: offline model.
 
 Recipes and pitfalls: ``/work/shared/notes/JUPYTER.md``.
 """
@@ -74,6 +75,7 @@ class LabServer:
             "JUPYTER_CONFIG_DIR": str(self.config_dir),
             "JUPYTER_RUNTIME_DIR": str(self.runtime_dir),
         }
+        env.pop("DURABLE_NB_MODEL", None)  # kernels use the offline model unless a notebook says otherwise
         cmd = [
             sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
             f"--port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
@@ -208,6 +210,22 @@ def run_all(page, timeout_ms: int = 60_000) -> dict:
             if o.get("output_type") == "error":
                 raise AssertionError(f"cell {i} ({c.get('id')}) failed in JupyterLab: {o['ename']}: {o['evalue']}")
     return nb
+
+
+# Run code in the current notebook's kernel (not in a cell) and return its stdout.
+EXECUTE = """async (code) => {
+  const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let out = '';
+  const f = k.requestExecute({ code });
+  f.onIOPub = (msg) => { if (msg.header.msg_type === 'stream') out += msg.content.text; };
+  await f.done;
+  return out;
+}"""
+
+
+def kernel_stdout(page, code: str) -> str:
+    """Run ``code`` in the open notebook's kernel, outside any cell; return what it printed (stdout and stderr)."""
+    return page.evaluate(EXECUTE, code)
 
 
 def stream_text(cell: dict) -> str:
