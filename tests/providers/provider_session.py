@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+
 from pathlib import Path
 
-from durable_nb import ai, durable
+import pytest
+
+from durable_nb import ai, durable, models
+from durable_nb.errors import ModelError
 from durable_nb.session import CompactionEntry, JsonlStore, MessageEntry
 from durable_nb.session.view import SUMMARY_PREFIX
 
@@ -60,3 +65,36 @@ def run_events(agent: durable.Agent, *entries, on_delta=None) -> list:
 def store_bytes(root: Path) -> bytes:
     """Return every byte of every file under ``root``."""
     return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
+
+
+def chat_messages(agent: durable.Agent) -> list[dict]:
+    """Return the Chat Completions ``messages`` the session of :func:`build_session` plus
+    :data:`LAST_TURN` becomes (what the openai SDK and llm's OpenAI plugin both send)."""
+    return [
+        {"role": "user", "content": summary_text(agent)},
+        {"role": "user", "content": [
+            {"type": "text", "text": "What's the weather in Paris?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}},
+        ]},
+        {"role": "assistant", "content": "Let me check.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        ]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": "18°C and sunny\n\n<system-reminder>\nThe user wants Celsius.\n</system-reminder>"},
+        {"role": "assistant", "content": "It is 18°C and sunny in Paris."},
+        {"role": "user", "content": "Answer in French."},
+        {"role": "user", "content": "Today is Monday."},
+        {"role": "user", "content": "And tomorrow?"},
+    ]
+
+
+def assert_one_line_error(spec: str, pieces: list[str]) -> None:
+    """Assert that streaming from model ``spec`` raises a one-line ModelError holding every piece,
+    with no chained cause (a cause could quote the key back)."""
+    model = models.build(spec)
+    with pytest.raises(ModelError) as failed:
+        list(model.stream([ai.user_message("hi")]))
+    message = str(failed.value)
+    assert "\n" not in message and failed.value.__cause__ is None
+    for piece in pieces:
+        assert piece in message

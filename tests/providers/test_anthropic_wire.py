@@ -6,10 +6,10 @@ import base64
 import threading
 
 import pytest
-from provider_session import FAKE_KEY, LAST_TURN, PNG, build_session, run_events, store_bytes, summary_text
+from provider_session import FAKE_KEY, LAST_TURN, assert_one_line_error, PNG, build_session, run_events, store_bytes, summary_text
 from provider_wire import anthropic_error, anthropic_stream
 
-from durable_nb import ai, durable, models
+from durable_nb import ai, durable
 from durable_nb.errors import ModelError
 from durable_nb.session import JsonlStore, MessageEntry
 
@@ -106,13 +106,7 @@ def test_no_key_fails_at_build_before_anything_is_stored(tmp_path):
 ])
 def test_provider_errors_become_one_clear_line(wire, reply, expected):
     wire.add(reply)
-    model = models.build(f"anthropic:claude-nope@{wire.url}")
-    with pytest.raises(ModelError) as failed:
-        list(model.stream([ai.user_message("hi")]))
-    message = str(failed.value)
-    assert "\n" not in message and failed.value.__cause__ is None
-    for piece in expected:
-        assert piece in message
+    assert_one_line_error(f"anthropic:claude-nope@{wire.url}", expected)
 
 
 def test_an_error_event_mid_stream_keeps_the_store_consistent(wire, tmp_path):

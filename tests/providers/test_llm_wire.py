@@ -7,13 +7,12 @@ whose ``api_base`` points at the wire server.
 
 from __future__ import annotations
 
-import base64
 import os
 import threading
 from pathlib import Path
 
 import pytest
-from provider_session import FAKE_KEY, LAST_TURN, PNG, build_session, run_events, store_bytes, summary_text
+from provider_session import FAKE_KEY, LAST_TURN, build_session, chat_messages, run_events, store_bytes
 from provider_wire import openai_error, openai_stream
 
 from durable_nb import ai, durable, models
@@ -42,22 +41,8 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
 
     (req,) = wire.requests
     assert req.path == "/v1/chat/completions"
-    assert req.body == {"model": "gpt-test", "stream": True, "stream_options": {"include_usage": True}, "messages": [
-        {"role": "user", "content": summary_text(agent)},
-        {"role": "user", "content": [
-            {"type": "text", "text": "What's the weather in Paris?"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}},
-        ]},
-        {"role": "assistant", "content": "Let me check.", "tool_calls": [
-            {"type": "function", "id": "call_1", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-        ]},
-        {"role": "tool", "tool_call_id": "call_1",
-         "content": "18°C and sunny\n\n<system-reminder>\nThe user wants Celsius.\n</system-reminder>"},
-        {"role": "assistant", "content": "It is 18°C and sunny in Paris."},
-        {"role": "user", "content": "Answer in French."},
-        {"role": "user", "content": "Today is Monday."},
-        {"role": "user", "content": "And tomorrow?"},
-    ]}
+    assert req.body == {"model": "gpt-test", "stream": True, "stream_options": {"include_usage": True}, 
+                        "messages": chat_messages(agent)}
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
     assert reply.released is True, "the first delta did not reach the agent while the server was still streaming"
 

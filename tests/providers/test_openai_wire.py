@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import threading
 
 import pytest
-from provider_session import FAKE_KEY, LAST_TURN, PNG, build_session, run_events, store_bytes, summary_text
+from provider_session import FAKE_KEY, LAST_TURN, assert_one_line_error, build_session, chat_messages, run_events, store_bytes
 from provider_wire import openai_error, openai_stream
 
 from durable_nb import ai, durable, models
@@ -16,25 +15,6 @@ from durable_nb.errors import ModelError
 from durable_nb.session import JsonlStore, MessageEntry
 
 PIECES = ["Demain, ", "ce sera ", "mardi."]
-
-
-def expected_messages(agent) -> list[dict]:
-    return [
-        {"role": "user", "content": summary_text(agent)},
-        {"role": "user", "content": [
-            {"type": "text", "text": "What's the weather in Paris?"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}},
-        ]},
-        {"role": "assistant", "content": "Let me check.", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-        ]},
-        {"role": "tool", "tool_call_id": "call_1",
-         "content": "18°C and sunny\n\n<system-reminder>\nThe user wants Celsius.\n</system-reminder>"},
-        {"role": "assistant", "content": "It is 18°C and sunny in Paris."},
-        {"role": "user", "content": "Answer in French."},
-        {"role": "user", "content": "Today is Monday."},
-        {"role": "user", "content": "And tomorrow?"},
-    ]
 
 
 def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_path):
@@ -49,7 +29,7 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
 
     (req,) = wire.requests
     assert req.path == "/v1/chat/completions"
-    assert req.body == {"model": "gpt-test", "messages": expected_messages(agent), "stream": True,
+    assert req.body == {"model": "gpt-test", "messages": chat_messages(agent), "stream": True,
                         "stream_options": {"include_usage": True}}
     assert req.headers["authorization"] == "Bearer no-key-needed"  # no OPENAI_API_KEY, own base URL
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
@@ -65,7 +45,7 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
 
     wire.add(openai_stream(["Merci !"]))
     agent.run("Merci").wait()  # the next run: the meta message again, the ephemeral one no more
-    first = expected_messages(agent)
+    first = chat_messages(agent)
     assert wire.requests[1].body["messages"] == first[:6] + first[7:] + [
         {"role": "assistant", "content": "Demain, ce sera mardi."}, {"role": "user", "content": "Merci"}]
 
@@ -103,13 +83,7 @@ def test_env_vars_work_unchanged_and_the_key_never_reaches_the_store(wire, tmp_p
 ])
 def test_provider_errors_become_one_clear_line(wire, reply, expected):
     wire.add(reply)
-    model = models.build(f"openai:gpt-nope@{wire.url}/v1")
-    with pytest.raises(ModelError) as failed:
-        list(model.stream([ai.user_message("hi")]))
-    message = str(failed.value)
-    assert "\n" not in message and failed.value.__cause__ is None
-    for piece in expected:
-        assert piece in message
+    assert_one_line_error(f"openai:gpt-nope@{wire.url}/v1", expected)
 
 
 def test_connection_refused_names_the_server_and_what_to_do():
