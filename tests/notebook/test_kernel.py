@@ -184,19 +184,24 @@ def test_model_failure_keeps_the_session_usable(nb):
     assert [x["parent_id"] for x in nb.log(sid)[1:] if x["message"]["role"] == "user"] == ["", ""]
 
 
-def test_interrupt_while_streaming(nb):
-    sid = nb.fresh()
+def use_slow_model(nb, pieces: int, word: str, delay: float) -> None:
+    """Give the kernel's session a model that streams ``word0 word1 …``, one piece every ``delay`` s."""
     nb.k.ok(
         "import time\n"
         "from durable_nb.notebook import current\n"
         "class Slow:\n"
         "    name = 'slow'\n"
         "    def stream(self, messages):\n"
-        "        for i in range(200):\n"
-        "            yield f'word{i} '\n"
-        "            time.sleep(0.02)\n"
+        f"        for i in range({pieces}):\n"
+        f"            yield f'{word}{{i}} '\n"
+        f"            time.sleep({delay})\n"
         "current().agent.model = Slow()"
     )
+
+
+def test_interrupt_while_streaming(nb):
+    sid = nb.fresh()
+    use_slow_model(nb, pieces=200, word="word", delay=0.02)
     seen = []
 
     def on_output(t, c):
@@ -216,17 +221,7 @@ def test_interrupt_while_streaming(nb):
 
 def test_streaming_updates_one_display(nb):
     nb.fresh()
-    nb.k.ok(
-        "import time\n"
-        "from durable_nb.notebook import current\n"
-        "class Slow:\n"
-        "    name = 'slow'\n"
-        "    def stream(self, messages):\n"
-        "        for i in range(6):\n"
-        "            yield f'part{i} '\n"
-        "            time.sleep(0.06)\n"
-        "current().agent.model = Slow()"
-    )
+    use_slow_model(nb, pieces=6, word="part", delay=0.06)
     r = nb.cell("go", [], new_cell_id())
     nb.k.ok("current().agent.model = None")
     assert r.updates >= 3 and len({d["transient"]["display_id"] for d in r.displays}) == 1
