@@ -236,27 +236,23 @@ def append_row(n: int, tmp: Path, turns: int, peers: bool, cache: Path) -> dict:
     store = write_durable(tmp / f"a{n}", conv)
     leaf = store.load_entries("bench")[-1].id
     pair = durable_entries(conversation(2))
-    times = []
-    for _ in range(turns):
-        u = MessageEntry(id=new_id(), parent_id=leaf, created_at=pair[0].created_at, message=pair[0].message)
-        a = MessageEntry(id=new_id(), parent_id=u.id, created_at=pair[1].created_at, message=pair[1].message)
-        t = time.perf_counter()
-        store.append_entries("bench", [u])
-        store.append_entries("bench", [a])
-        times.append(time.perf_counter() - t)
-        leaf = a.id
-    row = {"entries": n, "durable_nb_us": statistics.median(times) * 1e6}
-    synced = JsonlStore(store.root, fsync=True)
-    times = []
-    for _ in range(max(20, turns // 5)):
-        u = MessageEntry(id=new_id(), parent_id=leaf, created_at=pair[0].created_at, message=pair[0].message)
-        a = MessageEntry(id=new_id(), parent_id=u.id, created_at=pair[1].created_at, message=pair[1].message)
-        t = time.perf_counter()
-        synced.append_entries("bench", [u])
-        synced.append_entries("bench", [a])
-        times.append(time.perf_counter() - t)
-        leaf = a.id
-    row["durable_nb_fsync_us"] = statistics.median(times) * 1e6
+
+    def persist_turns(st: JsonlStore, count: int) -> float:
+        """Append ``count`` turns (user entry, then reply entry) at the leaf; return the median µs per turn."""
+        nonlocal leaf
+        times = []
+        for _ in range(count):
+            u = MessageEntry(id=new_id(), parent_id=leaf, created_at=pair[0].created_at, message=pair[0].message)
+            a = MessageEntry(id=new_id(), parent_id=u.id, created_at=pair[1].created_at, message=pair[1].message)
+            t = time.perf_counter()
+            st.append_entries("bench", [u])
+            st.append_entries("bench", [a])
+            times.append(time.perf_counter() - t)
+            leaf = a.id
+        return statistics.median(times) * 1e6
+
+    row = {"entries": n, "durable_nb_us": persist_turns(store, turns)}
+    row["durable_nb_fsync_us"] = persist_turns(JsonlStore(store.root, fsync=True), max(20, turns // 5))
     if peers:
         import sqlite_utils
         from agents import SQLiteSession
