@@ -26,7 +26,7 @@ from .. import ai
 from ..errors import ModelError
 from . import split_base_url
 from .blocks import b64, block_text, is_text_file, omitted
-from .failures import provider_error, redact, safe_url
+from .failures import cut_short, provider_error, redact
 
 PROVIDER = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
@@ -179,8 +179,7 @@ class AnthropicMessages:
                 raise
             raise err from None  # the cause may quote the key back
         if final.stop_reason is None:
-            raise ModelError(f"{PROVIDER}: the reply from {safe_url(str(self.client.base_url))} ended before it "
-                             f"finished (no stop_reason) — run the cell again")
+            raise cut_short(PROVIDER, str(self.client.base_url), "stop_reason")
         yield from_anthropic(final)
 
 

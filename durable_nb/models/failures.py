@@ -19,6 +19,13 @@ from ..errors import ModelError
 MAX_DETAIL = 240
 
 
+def cut_short(provider: str, base_url: str, field: str) -> ModelError:
+    """Return the error for a stream that ended without its ``field`` (a stop or finish
+    reason): the connection was cut, so the reply is not stored as if it were whole."""
+    return ModelError(f"{provider}: the reply from {safe_url(base_url)} ended before it finished "
+                      f"(no {field}) — run the cell again")
+
+
 def provider_error(
     provider: str,
     exc: BaseException,

@@ -25,7 +25,7 @@ from .. import ai
 from ..errors import ModelError
 from . import split_base_url
 from .blocks import block_text, data_url, file_text, flatten, is_text_file, omitted
-from .failures import provider_error, safe_url
+from .failures import cut_short, provider_error
 
 PROVIDER = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -218,8 +218,7 @@ class OpenAIChat:
                 raise
             raise err from None  # the cause may quote the key back
         if reply.stop_reason is None:
-            raise ModelError(f"{PROVIDER}: the reply from {safe_url(str(self.client.base_url))} ended before it finished "
-                             f"(no finish_reason) — run the cell again")
+            raise cut_short(PROVIDER, str(self.client.base_url), "finish_reason")
         yield reply.message(self.model)
 
 
