@@ -7,14 +7,18 @@ that answer "is this injected context, and who injected it": ``injected``
 so the same field answers the question in stream events, the store, the
 model view and the transcript view.
 
-This module imports nothing from Jupyter.
+The types are ``msgspec`` structs: stores decode a log's bytes straight into
+them (see :mod:`durable_nb.session.codec`), and their fields are the JSON
+layout. Blocks are tagged by ``"type"``. This module imports nothing from
+Jupyter.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, ClassVar, Literal, Union
+
+import msgspec
 
 Role = Literal["user", "assistant", "tool_result"]
 ROLES = ("user", "assistant", "tool_result")
@@ -30,16 +34,14 @@ class Injection(str, enum.Enum):
         return self.value
 
 
-@dataclass(slots=True)
-class Text:
+class Text(msgspec.Struct, tag="text", tag_field="type"):
     """A text block: what a person reads, and what the model reads."""
 
     text: str
-    type: Literal["text"] = field(default="text", init=False, repr=False)
+    type: ClassVar[str] = "text"
 
 
-@dataclass(slots=True)
-class Reminder:
+class Reminder(msgspec.Struct, tag="reminder", tag_field="type"):
     """Injected context carried *inside* a message (e.g. a tool result).
 
     The model reads it; a transcript never shows it (only :class:`Text`
@@ -47,43 +49,39 @@ class Reminder:
     """
 
     text: str
-    type: Literal["reminder"] = field(default="reminder", init=False, repr=False)
+    type: ClassVar[str] = "reminder"
 
 
-@dataclass(slots=True)
-class Image:
+class Image(msgspec.Struct, tag="image", tag_field="type"):
     """An image: raw bytes and a MIME type such as ``image/png``."""
 
     data: bytes
     mime_type: str = "image/png"
-    type: Literal["image"] = field(default="image", init=False, repr=False)
+    type: ClassVar[str] = "image"
 
 
-@dataclass(slots=True)
-class File:
+class File(msgspec.Struct, tag="file", tag_field="type"):
     """A file attachment: raw bytes, a MIME type and an optional name."""
 
     data: bytes
     mime_type: str = "application/octet-stream"
     name: str = ""
-    type: Literal["file"] = field(default="file", init=False, repr=False)
+    type: ClassVar[str] = "file"
 
 
-@dataclass(slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, tag="tool_call", tag_field="type"):
     """A model's request to call a tool; ``arguments`` is a JSON object."""
 
     id: str
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    type: Literal["tool_call"] = field(default="tool_call", init=False, repr=False)
+    arguments: dict[str, Any] = {}
+    type: ClassVar[str] = "tool_call"
 
 
 Block = Union[Text, Reminder, Image, File, ToolCall]
 
 
-@dataclass(slots=True)
-class Message:
+class Message(msgspec.Struct, omit_defaults=True):
     """One message of a conversation.
 
     ``role`` is ``"user"``, ``"assistant"`` or ``"tool_result"`` (the latter
@@ -93,13 +91,13 @@ class Message:
     """
 
     role: Role
-    content: list[Block] = field(default_factory=list)
+    content: list[Block] = []
     injected: Injection | None = None
     origin: str | None = None
     tool_call_id: str | None = None
     tool_name: str | None = None
     is_error: bool = False
-    usage: dict[str, int] | None = None
+    usage: dict[str, Any] | None = None
     stop_reason: str | None = None
     model: str | None = None
 

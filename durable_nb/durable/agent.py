@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
+
+import msgspec
 
 from .. import ai
 from ..errors import AgentClosed, DurableError, ModelError, SessionExists, SessionNotFound, UnknownEntry
@@ -240,7 +241,7 @@ class Agent:
             if final is None:
                 final = ai.assistant_message("".join(deltas))
             if final.role != "assistant" or final.injected is not None:
-                final = dataclasses.replace(final, role="assistant", injected=None)
+                final = msgspec.structs.replace(final, role="assistant", injected=None)
             reply = MessageEntry(id=new_id(), parent_id=self.leaf_id, created_at=now(), message=final)
             self._persist([reply])
         except GeneratorExit:
@@ -299,7 +300,7 @@ class Agent:
         parent = ""
         for e in src:
             mapping[e.id] = new_id()
-            c = dataclasses.replace(e, id=mapping[e.id], parent_id=parent)
+            c = msgspec.structs.replace(e, id=mapping[e.id], parent_id=parent)
             if isinstance(c, CompactionEntry):
                 c.first_kept_id = mapping.get(c.first_kept_id, "")
             copies.append(c)
@@ -380,7 +381,7 @@ class Agent:
                 e = text(e)
             if not isinstance(e, Entry):
                 raise DurableError(f"run input must be entries (durable.text(...), durable.meta(...)); got {type(e).__name__}")
-            c = dataclasses.replace(e, id=new_id(), parent_id=parent, created_at=now())
+            c = msgspec.structs.replace(e, id=new_id(), parent_id=parent, created_at=now())
             out.append(c)
             if not is_ephemeral(c):
                 parent = c.id

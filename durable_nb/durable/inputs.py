@@ -6,7 +6,7 @@ timestamps are left empty: the agent assigns them when it appends.
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 
 from .. import ai
 from ..errors import DurableError
@@ -33,8 +33,8 @@ def _inject(entry: MessageEntry | str, how: ai.Injection, origin: str | None) ->
         entry = text(entry)
     if not isinstance(entry, MessageEntry):
         raise DurableError(f"only message entries can be {how.value}; got {type(entry).__name__}")
-    msg = dataclasses.replace(entry.message, injected=how, origin=origin or entry.message.origin)
-    return dataclasses.replace(entry, message=msg)
+    msg = msgspec.structs.replace(entry.message, injected=how, origin=origin or entry.message.origin)
+    return msgspec.structs.replace(entry, message=msg)
 
 
 def meta(entry: MessageEntry | str, origin: str | None = None) -> MessageEntry:

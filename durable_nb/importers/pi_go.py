@@ -11,9 +11,10 @@ opt-in fix: it writes a *new* session whose copies carry
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
+
+import msgspec
 
 from .. import ai
 from ..durable import Agent
@@ -92,7 +93,7 @@ def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> 
         e = entries[i]
         if isinstance(e, MessageEntry) and e.id in flagged and e.message.injected is None:
             origin = e.message.origin or LEGACY_ORIGIN
-            e.message = dataclasses.replace(e.message, injected=ai.Injection.META, origin=origin)
+            e.message = msgspec.structs.replace(e.message, injected=ai.Injection.META, origin=origin)
     src = safe_session_id(_header_id(p, data), p.stem)
     store.create_session(new_session_id, parent_id=src)
     store.append_entries(new_session_id, entries)

@@ -48,7 +48,6 @@ NOTE_KIND = "note"
 DEFAULT_SESSION = "default"
 
 
-@dataclass(kw_only=True)
 class Note(CustomEntry):
     """A note cell: kept in the log and shown in transcripts, never sent to the model.
 

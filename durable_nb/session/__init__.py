@@ -1,7 +1,7 @@
 """Entries, the views over a path, and the stores. Imports nothing from Jupyter."""
 
 from ..errors import CorruptLog, InvalidSessionId, SessionExists, SessionNotFound
-from .codec import DecodeError, decode, encode
+from .codec import DecodeError, decode, decode_lines, encode, encode_line
 from .entry import (
     CompactionEntry,
     CustomEntry,
@@ -22,7 +22,8 @@ from .view import display_text, model_view, repair_tool_calls, summary_message, 
 __all__ = [
     "CompactionEntry", "CorruptLog", "CustomEntry", "DecodeError", "Entry", "InvalidSessionId", "JsonlStore",
     "LegacyMetaWarning", "MemoryStore", "MessageEntry", "Node", "SessionExists", "SessionNotFound",
-    "SessionRecord", "Store", "check_session_id", "custom_class", "decode", "display_text", "encode", "index",
+    "SessionRecord", "Store", "check_session_id", "custom_class", "decode", "decode_lines", "display_text", "encode",
+    "encode_line", "index",
     "is_ephemeral", "model_view", "new_id", "now", "path", "register_custom", "repair_tool_calls",
     "summary_message", "transcript_view", "tree",
 ]

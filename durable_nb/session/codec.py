@@ -1,4 +1,4 @@
-"""The codec: entries to JSON-ready dicts and back.
+"""The codec: entries to JSON and back.
 
 The layout follows the pi-go filesystem store so logs stay readable by both::
 
@@ -8,24 +8,34 @@ The layout follows the pi-go filesystem store so logs stay readable by both::
     {"type": "compaction", ..., "summary": ..., "first_kept_id": ..., "tokens_before": 1234}
     {"type": "custom", ..., "kind": "note", "data": {...}}
 
-Keys whose value is unset (``None``, ``False``, empty) are left out. Binary
-block data (images, files) is base64. An entry never carries an injection
-flag of its own: a top-level ``"meta"`` key is the legacy flag (rule R13),
-read by nothing and never written.
+The entry and message types are ``msgspec`` structs whose fields *are* this
+layout: a message leaves out its unset fields (``None``, ``False``, empty
+content), binary block data is base64, the header is always written. An
+entry never carries an injection flag of its own: a top-level ``"meta"`` key
+is the legacy flag (rule R13), read by nothing and never written.
+
+Two decoders, one result. :func:`decode_lines` is the fast path: msgspec
+parses a log's bytes straight into the types, strictly. :func:`decode` is the
+general path for one JSON object: lenient where the layout allows it (a
+null ``parent_id``, ``content`` given as a string, a float
+``tokens_before``) and precise in its errors. Whatever the fast path accepts
+decodes to the same entry on the general path (a property test holds them
+to it); whatever it refuses, the stores hand to the general path.
 """
 
 from __future__ import annotations
 
 import base64
-import dataclasses
-from typing import Any
+import json
+from typing import Any, Union
+
+import msgspec
 
 from .. import ai
 from ..errors import DurableError
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 
-_HEADER = ("id", "parent_id", "created_at")
-_CUSTOM_BASE = {"id", "parent_id", "created_at", "kind", "data"}
+_CUSTOM_BASE = frozenset({"id", "parent_id", "created_at", "kind", "data"})
 
 
 class DecodeError(DurableError):
@@ -33,21 +43,13 @@ class DecodeError(DurableError):
 
 
 def encode_block(block: ai.Block) -> dict[str, Any]:
-    """Return the JSON-ready dict of one content block."""
-    if isinstance(block, ai.Text):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ai.Reminder):
-        return {"type": "reminder", "text": block.text}
-    if isinstance(block, ai.ToolCall):
-        return {"type": "tool_call", "id": block.id, "name": block.name, "arguments": block.arguments}
-    if isinstance(block, ai.Image):
-        return {"type": "image", "mime_type": block.mime_type, "data": base64.b64encode(block.data).decode("ascii")}
-    if isinstance(block, ai.File):
-        out = {"type": "file", "mime_type": block.mime_type, "data": base64.b64encode(block.data).decode("ascii")}
-        if block.name:
-            out["name"] = block.name
-        return out
-    raise TypeError(f"not a content block: {block!r}")
+    """Return the JSON-ready dict of one content block. Raises ``TypeError`` for a non-block."""
+    if not isinstance(block, _BLOCKS):
+        raise TypeError(f"not a content block: {block!r}")
+    return msgspec.to_builtins(block)
+
+
+_BLOCKS = (ai.Text, ai.Reminder, ai.ToolCall, ai.Image, ai.File)
 
 
 def decode_block(d: dict[str, Any]) -> ai.Block:
@@ -75,9 +77,11 @@ def decode_block(d: dict[str, Any]) -> ai.Block:
                 raise TypeError("'arguments' must be an object")
             return ai.ToolCall(_str(d, "id", required=True), _str(d, "name", required=True), args)
         if t == "image":
-            return ai.Image(base64.b64decode(d["data"]), _str(d, "mime_type") or "image/png")
+            mime = _str(d, "mime_type")
+            return ai.Image(base64.b64decode(d["data"]), "image/png" if mime is None else mime)
         if t == "file":
-            return ai.File(base64.b64decode(d["data"]), _str(d, "mime_type") or "application/octet-stream",
+            mime = _str(d, "mime_type")
+            return ai.File(base64.b64decode(d["data"]), "application/octet-stream" if mime is None else mime,
                            _str(d, "name") or "")
     except KeyError as e:
         raise DecodeError(f"{t} block is missing {e.args[0]!r}") from None
@@ -99,24 +103,7 @@ def _str(d: dict[str, Any], key: str, required: bool = False) -> str | None:
 
 def encode_message(m: ai.Message) -> dict[str, Any]:
     """Return the JSON-ready dict of a message (unset fields left out)."""
-    out: dict[str, Any] = {"role": m.role, "content": [encode_block(b) for b in m.content]}
-    if m.injected is not None:
-        out["injected"] = m.injected.value
-    if m.origin:
-        out["origin"] = m.origin
-    if m.tool_call_id:
-        out["tool_call_id"] = m.tool_call_id
-    if m.tool_name:
-        out["tool_name"] = m.tool_name
-    if m.is_error:
-        out["is_error"] = True
-    if m.usage:
-        out["usage"] = m.usage
-    if m.stop_reason:
-        out["stop_reason"] = m.stop_reason
-    if m.model:
-        out["model"] = m.model
-    return out
+    return msgspec.to_builtins(m)
 
 
 def decode_message(d: dict[str, Any]) -> ai.Message:
@@ -142,7 +129,7 @@ def decode_message(d: dict[str, Any]) -> ai.Message:
         else:
             blocks.append(decode_block(b))
     try:
-        if len(d) == 2:  # fast path: role and content only
+        if len(d) == 2 and "content" in d:  # role and content only
             return ai.Message(d["role"], blocks)
         usage = d.get("usage")
         if usage is not None and type(usage) is not dict:
@@ -166,28 +153,44 @@ def decode_message(d: dict[str, Any]) -> ai.Message:
 
 
 def encode(entry: Entry) -> dict[str, Any]:
-    """Return the JSON-ready dict of an entry. Raises ``TypeError`` for a non-entry."""
-    head = {"id": entry.id, "parent_id": entry.parent_id, "created_at": entry.created_at}
-    if isinstance(entry, MessageEntry):
-        return {"type": "message", **head, "message": encode_message(entry.message)}
-    if isinstance(entry, CompactionEntry):
-        return {
-            "type": "compaction",
-            **head,
-            "summary": entry.summary,
-            "first_kept_id": entry.first_kept_id,
-            "tokens_before": entry.tokens_before,
-        }
+    """Return the JSON-ready dict of an entry. Raises ``TypeError`` for a non-entry.
+
+    A custom entry's own fields (those a subclass declares) go inside
+    ``data``, beside the undeclared ones it carries.
+    """
     if isinstance(entry, CustomEntry):
-        data = dict(entry.data)
-        for f in dataclasses.fields(entry):
-            if f.name not in _CUSTOM_BASE:
-                data[f.name] = getattr(entry, f.name)
-        out = {"type": "custom", **head, "kind": entry.kind}
-        if data:
-            out["data"] = data
-        return out
+        return _encode_custom(entry)
+    if isinstance(entry, (MessageEntry, CompactionEntry)):
+        return msgspec.to_builtins(entry)
     raise TypeError(f"not an entry: {entry!r}")
+
+
+def encode_line(entry: Entry) -> bytes:
+    """Return an entry as one line of a log: compact UTF-8 JSON and ``\\n``.
+
+    Raises ``TypeError`` for a non-entry or a value JSON cannot hold, and
+    ``UnicodeEncodeError`` for a lone surrogate in a string. O(size of the entry).
+    """
+    if isinstance(entry, CustomEntry):
+        return (json.dumps(_encode_custom(entry), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    if isinstance(entry, (MessageEntry, CompactionEntry)):
+        return _encoder.encode(entry) + b"\n"
+    raise TypeError(f"not an entry: {entry!r}")
+
+
+def _encode_custom(entry: CustomEntry) -> dict[str, Any]:
+    data = dict(entry.data)
+    for name in entry.__struct_fields__:
+        if name not in _CUSTOM_BASE:
+            data[name] = getattr(entry, name)
+    out = {"type": "custom", "id": entry.id, "parent_id": entry.parent_id, "created_at": entry.created_at,
+           "kind": entry.kind}
+    if data:
+        out["data"] = data
+    return out
+
+
+_encoder = msgspec.json.Encoder()
 
 
 def decode(d: dict[str, Any]) -> Entry:
@@ -204,10 +207,6 @@ def decode(d: dict[str, Any]) -> Entry:
     if type(d) is not dict:
         raise DecodeError("entry is not a JSON object")
     t = d.get("type")
-    if t == "message":
-        e = _fast_message(d)
-        if e is not None:
-            return e
     try:
         id_ = d["id"]
         parent = d.get("parent_id") or ""
@@ -226,14 +225,10 @@ def decode(d: dict[str, Any]) -> Entry:
             )
         if t == "custom":
             kind = _str(d, "kind") or ""
-            cls = custom_class(kind)
             data = d.get("data") or {}
             if type(data) is not dict:
                 raise DecodeError("custom entry: 'data' must be an object")
-            data = dict(data)
-            names = {f.name for f in dataclasses.fields(cls) if f.init} - _CUSTOM_BASE
-            known = {k: data.pop(k) for k in list(data) if k in names}
-            return cls(id=id_, parent_id=parent, created_at=created, kind=kind, data=data, **known)
+            return _registered(CustomEntry(id=id_, parent_id=parent, created_at=created, kind=kind, data=dict(data)))
     except KeyError as e:
         if t in ("message", "compaction", "custom"):
             raise DecodeError(f"{t} entry is missing {e.args[0]!r}") from None
@@ -244,47 +239,41 @@ def decode(d: dict[str, Any]) -> Entry:
     raise DecodeError(f"unknown entry type {t!r}")
 
 
-_ROLES = frozenset(ai.ROLES)
-_FAST_KEYS = frozenset({"role", "content", "model", "stop_reason", "usage"})
+def _registered(e: CustomEntry) -> CustomEntry:
+    """Return ``e`` as the class registered for its kind (``e`` itself when none is):
+    the class's declared fields are taken out of ``data``."""
+    cls = custom_class(e.kind)
+    if cls is CustomEntry:
+        return e
+    data = dict(e.data)
+    known = {k: data.pop(k) for k in cls.__struct_fields__ if k not in _CUSTOM_BASE and k in data}
+    return cls(id=e.id, parent_id=e.parent_id, created_at=e.created_at, kind=e.kind, data=data, **known)
 
 
-def _fast_message(d: dict[str, Any]) -> MessageEntry | None:
-    """Decode the common message entry, or return ``None`` for the general path to handle.
+_decode_lines = msgspec.json.Decoder(Union[MessageEntry, CompactionEntry, CustomEntry]).decode_lines
 
-    The common shape: string header fields, a valid role, text blocks only,
-    no injection, and nothing besides ``model``, ``stop_reason`` and
-    ``usage``. Builds exactly what the general path builds (the round-trip
-    tests compare both), in about three quarters of the time: fewer
-    lookups and calls, and the entry's fields set in one step.
+
+def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
+    """Return the entries of JSON lines (one entry object per line), or ``None``
+    when any part of them is not the strict layout.
+
+    The fast path: msgspec parses the bytes straight into the entry types,
+    with no intermediate dicts (about 5x faster than parsing to dicts and
+    decoding those). It is strict where :func:`decode` is lenient (a null
+    ``parent_id``, string ``content``, a float ``tokens_before``, an empty
+    ``id``) and refuses anything invalid, without saying where: on ``None``
+    the caller decodes line by line with :func:`decode`, which accepts the
+    lenient forms and names what is wrong. Blank lines are skipped and an
+    object may span lines, so a caller that numbers lines checks the count.
+    Custom entries come back as their registered class. O(size).
     """
-    m = d.get("message")
-    id_ = d.get("id")
-    parent = d.get("parent_id") or ""
-    created = d.get("created_at") or ""
-    if type(m) is not dict or type(id_) is not str or type(parent) is not str or type(created) is not str:
+    try:
+        entries = _decode_lines(buf)
+    except (msgspec.MsgspecError, ValueError, TypeError):
         return None
-    role = m.get("role")
-    content = m.get("content")
-    if type(role) is not str or role not in _ROLES or type(content) is not list:
-        return None
-    blocks = []
-    for b in content:
-        if type(b) is not dict or b.get("type") != "text" or len(b) != 2:
+    for i, e in enumerate(entries):
+        if not e.id:
             return None
-        x = b.get("text")
-        if type(x) is not str:
-            return None
-        blocks.append(ai.Text(x))
-    if len(m) == 2:
-        msg = ai.Message(role, blocks)
-    else:
-        if not _FAST_KEYS.issuperset(m):
-            return None
-        model, stop, usage = m.get("model"), m.get("stop_reason"), m.get("usage")
-        if ((model is not None and type(model) is not str) or (stop is not None and type(stop) is not str)
-                or (usage is not None and type(usage) is not dict)):
-            return None
-        msg = ai.Message(role, blocks, usage=usage, stop_reason=stop, model=model)
-    e = MessageEntry.__new__(MessageEntry)  # a plain dataclass: setting its __dict__ is its __init__
-    e.__dict__ = {"id": id_, "parent_id": parent, "created_at": created, "message": msg}
-    return e
+        if type(e) is CustomEntry:
+            entries[i] = _registered(e)
+    return entries

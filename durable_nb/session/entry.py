@@ -10,29 +10,36 @@ entries. Three public shapes:
 - :class:`CustomEntry` is subclassed by applications for data that is stored
   but never sent to the model (register the subclass with
   :func:`register_custom` so stores decode it back into its class).
+
+Entries are ``msgspec`` structs tagged by ``"type"``, so a store decodes a
+log's bytes straight into them (see :mod:`durable_nb.session.codec`). They
+are mutable; copy one with :func:`msgspec.structs.replace`.
 """
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+import msgspec
 
 from ..ai import Injection, Message
 
 
-@dataclass(kw_only=True)
-class Entry:
-    """The header every entry shares. ``parent_id == ""`` marks a root."""
+class Entry(msgspec.Struct, tag_field="type"):
+    """The header every entry shares. ``parent_id == ""`` marks a root.
+
+    The header fields come first (on the wire too); a subclass's own fields
+    are keyword-only.
+    """
 
     id: str = ""
     parent_id: str = ""
     created_at: str = ""
 
 
-@dataclass(kw_only=True)
-class MessageEntry(Entry):
+class MessageEntry(Entry, kw_only=True, tag="message"):
     """An entry that wraps one message (ordinary, meta or ephemeral)."""
 
     message: Message
@@ -43,8 +50,7 @@ class MessageEntry(Entry):
         return self.message.injected
 
 
-@dataclass(kw_only=True)
-class CompactionEntry(Entry):
+class CompactionEntry(Entry, kw_only=True, tag="compaction"):
     """A summary standing in for every entry before ``first_kept_id``.
 
     ``first_kept_id == ""`` means nothing before the compaction entry is kept
@@ -58,17 +64,18 @@ class CompactionEntry(Entry):
     tokens_before: int = 0
 
 
-@dataclass(kw_only=True)
-class CustomEntry(Entry):
+class CustomEntry(Entry, kw_only=True, tag="custom"):
     """Application data: stored, never sent to the model.
 
     Subclass it with extra fields (each with a default) and call
     :func:`register_custom` once::
 
-        @dataclass
         class Note(CustomEntry):
             body: str = ""
         register_custom("note", Note)
+
+    On the wire the subclass's fields are kept inside ``data``, so any
+    reader, registered or not, sees ``{"type": "custom", "kind", "data"}``.
 
     ``data`` holds fields the class does not declare (an unregistered kind
     decodes to a bare ``CustomEntry`` whose ``data`` holds all of them), so a
@@ -76,7 +83,7 @@ class CustomEntry(Entry):
     """
 
     kind: str = ""
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = {}
 
 
 _CUSTOM: dict[str, type[CustomEntry]] = {}
@@ -87,7 +94,7 @@ def register_custom(kind: str, cls: type[CustomEntry]) -> None:
 
     Re-registering a kind replaces the earlier class (notebook cells get
     re-run). Raises ``TypeError`` when ``cls`` is not a ``CustomEntry``
-    dataclass subclass, ``ValueError`` for an empty kind.
+    subclass, ``ValueError`` for an empty kind.
     """
     if not (isinstance(cls, type) and issubclass(cls, CustomEntry)):
         raise TypeError(f"register_custom needs a CustomEntry subclass, got {cls!r}")

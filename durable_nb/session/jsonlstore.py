@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from ..errors import CorruptLog, SessionExists, SessionNotFound
-from .codec import DecodeError, decode, encode
+from .codec import DecodeError, decode, decode_lines, encode_line
 from .entry import Entry, now
 from .store import SessionRecord, check_session_id
 
@@ -157,7 +157,7 @@ class JsonlStore:
         if not entries:
             self.file(id)
             return
-        payload = b"".join(_line(encode(e)) for e in entries)
+        payload = b"".join(encode_line(e) for e in entries)
         f = self.file(id)
         try:
             fd = os.open(f, os.O_RDWR | os.O_APPEND)
@@ -208,6 +208,11 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
     file and line for a bad line or an undecodable entry (a torn final line
     is dropped, see :func:`parse_lines`). O(size); the cyclic garbage
     collector is paused meanwhile.
+
+    A well-formed log (ends with a newline, nothing lenient or legacy in
+    it) is decoded in one pass straight into entries (:func:`_strict_entries`);
+    anything else is parsed into dicts and decoded line by line, which is
+    where recoveries happen and errors get their line numbers.
     """
     # The entries are acyclic, so the cyclic GC has nothing to find while they are
     # built; pausing it avoids repeated full collections over a growing heap
@@ -215,6 +220,9 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
     paused = gc.isenabled()
     gc.disable()
     try:
+        entries = _strict_entries(f, data)
+        if entries is not None:
+            return entries, []
         objs, linenos = parse_lines(f, data)
         entries: list[Entry] = []
         legacy: list[int] = []
@@ -229,6 +237,27 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
         if paused:
             gc.enable()
     return entries, legacy
+
+
+def _strict_entries(f: Path, data: bytes) -> list[Entry] | None:
+    """Return the entries of a well-formed log in one msgspec pass, or ``None``
+    to send it down the general path.
+
+    ``None`` when the file does not end with a newline (a torn tail), when it
+    may carry the legacy ``"meta"`` flag (any ``"meta"`` that is not an
+    ``"injected":"meta"`` value: the general path finds out), when
+    :func:`~durable_nb.session.codec.decode_lines` refuses the lines, or
+    when the entries do not come one per line. Checks the ``session_init``
+    line. O(size).
+    """
+    if not data.endswith(b"\n") or data.count(b'"meta"') != data.count(b'"injected":"meta"'):
+        return None
+    first = data.find(b"\n")
+    _record(f, data[:first])
+    entries = decode_lines(memoryview(data)[first + 1:])
+    if entries is None or len(entries) != data.count(b"\n") - 1:
+        return None
+    return entries
 
 
 def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[int]]:

@@ -6,7 +6,7 @@ import json
 import threading
 from collections.abc import Sequence
 from ..errors import SessionExists, SessionNotFound
-from .codec import decode, encode
+from .codec import decode, decode_lines, encode_line
 from .entry import Entry, now
 from .store import SessionRecord, check_session_id
 
@@ -14,14 +14,14 @@ from .store import SessionRecord, check_session_id
 class MemoryStore:
     """A store that keeps sessions in a dict; gone when the process ends.
 
-    Entries are kept as JSON text and decoded on load, exactly as a file
+    Entries are kept as JSON lines and decoded on load, exactly as a file
     store would, so a loaded entry is never the caller's object, custom kinds
     decode through the registry, and unserializable data fails on append.
     Thread-safe.
     """
 
     def __init__(self) -> None:
-        self._sessions: dict[str, tuple[SessionRecord, list[str]]] = {}
+        self._sessions: dict[str, tuple[SessionRecord, list[bytes]]] = {}
         self._lock = threading.Lock()
 
     def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
@@ -33,7 +33,7 @@ class MemoryStore:
             self._sessions[id] = (rec, [])
             return rec
 
-    def _get(self, id: str) -> tuple[SessionRecord, list[str]]:
+    def _get(self, id: str) -> tuple[SessionRecord, list[bytes]]:
         check_session_id(id)
         try:
             return self._sessions[id]
@@ -45,10 +45,14 @@ class MemoryStore:
 
     def load_entries(self, id: str) -> list[Entry]:
         """Return decoded copies of the session's entries, in append order. O(n)."""
-        return [decode(json.loads(s)) for s in list(self._get(id)[1])]
+        lines = list(self._get(id)[1])
+        entries = decode_lines(b"".join(lines))
+        if entries is None or len(entries) != len(lines):
+            entries = [decode(json.loads(line)) for line in lines]
+        return entries
 
     def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
-        encoded = [json.dumps(encode(e), ensure_ascii=False) for e in entries]
+        encoded = [encode_line(e) for e in entries]
         with self._lock:
             self._get(id)[1].extend(encoded)
 

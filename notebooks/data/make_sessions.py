@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -45,7 +44,6 @@ def scripted(messages: list[ai.Message]) -> str | ai.Message:
     return REPLIES.get(last.text(), "Done.")
 
 
-@dataclass(kw_only=True)
 class Review(session.CustomEntry):
     """A reviewer's verdict on a reply: stored, never sent to the model."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass
 
 import pytest
 from core_helpers import Recorder, ids, msg, texts
@@ -13,7 +12,6 @@ from durable_nb import ai, durable, session
 from durable_nb.errors import DurableError
 
 
-@dataclass
 class Artifact(session.CustomEntry):
     title: str = ""
     size: int = 0
@@ -57,7 +55,6 @@ def test_R2_three_shapes_round_trip_and_custom_decodes_into_its_class(store):
 def test_R2_unregistered_custom_kind_decodes_to_bare_custom_entry_keeping_everything(store):
     store.create_session("s")
 
-    @dataclass
     class Temp(session.CustomEntry):
         body: str = ""
 

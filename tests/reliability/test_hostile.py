@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +19,10 @@ from durable_nb.session import (
     MemoryStore,
     MessageEntry,
     decode,
+    decode_lines,
     display_text,
     encode,
+    encode_line,
     model_view,
     path,
     register_custom,
@@ -30,13 +31,12 @@ from durable_nb.session import (
 )
 
 
-@dataclass(kw_only=True)
 class Review(CustomEntry):
     """A registered custom kind with fields of its own."""
 
     verdict: str = ""
     score: int = 0
-    tags: list[str] = field(default_factory=list)
+    tags: list[str] = []
 
 
 register_custom("test-review", Review)
@@ -46,7 +46,7 @@ register_custom("test-review", Review)
 # Any Unicode but lone surrogates (which UTF-8 cannot carry; see test_lone_surrogate_*).
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=60)
 some_text = text.filter(bool)
-opt_text = st.none() | some_text  # unset optional fields are None (an empty string reads back as None)
+opt_text = st.none() | text  # unset optional fields are None; an empty string reads back as ""
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text,
     lambda c: st.lists(c, max_size=3) | st.dictionaries(text, c, max_size=3),
@@ -56,8 +56,8 @@ blocks = st.one_of(
     st.builds(ai.Text, text),
     st.builds(ai.Reminder, text),
     st.builds(ai.ToolCall, text, text, st.dictionaries(text, json_value, max_size=3)),
-    st.builds(ai.Image, st.binary(max_size=64), some_text),
-    st.builds(ai.File, st.binary(max_size=64), some_text, text),
+    st.builds(ai.Image, st.binary(max_size=64), text),
+    st.builds(ai.File, st.binary(max_size=64), text, text),
 )
 messages = st.builds(
     ai.Message,
@@ -105,10 +105,14 @@ def test_every_entry_type_round_trips_through_codec_and_both_stores(tmp_path_fac
     assert [type(e) for e in loaded] == [type(e) for e in batch]  # registered kinds come back as their class
 
 
-def test_empty_strings_in_optional_message_fields_read_back_as_unset():
+def test_empty_strings_in_optional_message_fields_read_back_as_written_not_as_unset(tmp_path):
     m = ai.Message("assistant", [], origin="", tool_call_id="", tool_name="", stop_reason="", model="", usage={})
     back = decode(json.loads(json.dumps(encode(MessageEntry(id="a", message=m)))))
-    assert back.message == ai.Message("assistant", [])
+    assert back.message == m and back.message != ai.Message("assistant", [])
+    store = JsonlStore(tmp_path)
+    store.create_session("s")
+    store.append_entries("s", [MessageEntry(id="a", message=m)])
+    assert store.load_entries("s")[0].message == m
 
 
 def test_huge_and_empty_texts_round_trip_through_the_jsonl_store(tmp_path):
@@ -172,6 +176,40 @@ def test_any_json_object_decodes_to_a_usable_entry_or_raises_decode_error(objs):
         transcript_view(p)
         display_text(e)
         list(OfflineModel().stream(model_view(p)))
+
+
+@st.composite
+def _near_entry(draw):
+    """A valid entry's JSON with one value, at any depth, replaced by anything (or nothing changed)."""
+    d = json.loads(json.dumps(encode(draw(entries)), ensure_ascii=False))
+    spots = [d]
+    if isinstance(d.get("message"), dict):
+        spots.append(d["message"])
+        spots += [b for b in d["message"].get("content", []) if isinstance(b, dict)]
+    spot = draw(st.sampled_from(spots))
+    key = draw(st.sampled_from(sorted(spot) + ["meta", "extra"]))
+    change = draw(st.sampled_from(["keep", "drop", "set"]))
+    if change == "drop":
+        spot.pop(key, None)
+    elif change == "set":
+        spot[key] = draw(st.sampled_from(["", None, 1.0, 0, True, "meta", "video"]) | _anything)
+    return d
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_near_entry() | _entry, max_size=6))
+def test_whatever_the_strict_fast_path_accepts_the_general_decoder_decodes_the_same(objs):
+    lines = b"".join(json.dumps(o, ensure_ascii=False).encode() + b"\n" for o in objs)
+    fast = decode_lines(lines)
+    if fast is not None:
+        assert fast == [decode(json.loads(json.dumps(o))) for o in objs]
+        assert [type(e) for e in fast] == [type(decode(o)) for o in objs]
+
+
+@FAST
+@given(st.lists(entries, max_size=8))
+def test_what_the_codec_writes_takes_the_fast_path(batch):
+    assert decode_lines(b"".join(encode_line(e) for e in batch)) == batch
 
 
 # -- malformed logs ---------------------------------------------------------------
