@@ -185,6 +185,12 @@ class Agent:
             return list(self._cached_path())
         return path(self._by_id, leaf_id)
 
+    @property
+    def depth(self) -> int:
+        """The number of entries on the active path: ``len(self.path())`` without the copy.
+        O(1), or O(depth) once after the leaf moved."""
+        return len(self._cached_path())
+
     def transcript(self) -> list[Entry]:
         """Return the transcript view of the active path."""
         return transcript_view(self.path())

@@ -102,10 +102,10 @@ class DurableMagics(Magics):
         if kind == "turn":
             st.check_model()  # a model that cannot start moves nothing and writes nothing
         st.writable({"turn": "run a turn", "note": "add a note"}.get(kind, "stage entries"))
-        before = len(st.agent.path())
+        before = st.agent.depth
         rewound = st.rewind_for(info.origin, call.chat)
         if rewound is not None:
-            left = before - len(st.agent.path())
+            left = before - st.agent.depth
             print(f"↺ this cell ran before: rewound to before its entry {rewound.id} "
                   f"({plural(left, 'entry', 'entries')} left the active path and stay on a sibling branch)")
         if kind in ("meta", "ephemeral"):
@@ -165,7 +165,7 @@ class DurableMagics(Magics):
         lines = [
             f"session  {a.session_id}  ({where})",
             f"model    {model_label(st.own.model)}",
-            f"leaf     {a.leaf_id or '(root: nothing yet)'}  ({plural(len(a.path()), 'entry', 'entries')} on the active path)",
+            f"leaf     {a.leaf_id or '(root: nothing yet)'}  ({plural(a.depth, 'entry', 'entries')} on the active path)",
             f"entries  {len(a.entries())}" + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else "")
             + (" (ephemeral ones live in this kernel only)" if "ephemeral" in c else ""),
             self._staged_text(st),

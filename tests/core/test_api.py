@@ -125,6 +125,19 @@ def test_append_entries_without_a_model_never_builds_it():
 
 # -- bad input: a clear error and nothing lost ------------------------------------
 
+def test_depth_is_the_active_path_length_as_the_leaf_moves():
+    agent = durable.Agent()
+    assert agent.depth == 0
+    agent.run("one").wait()
+    first_reply = agent.leaf_id
+    agent.run(durable.ephemeral("e"), "two").wait()
+    assert agent.depth == len(agent.path()) == 4
+    agent.branch(first_reply)
+    assert agent.depth == len(agent.path()) == 2
+    agent.append("note to self")
+    assert agent.depth == len(agent.path()) == 3
+
+
 def test_unknown_branch_target():
     agent = durable.Agent()
     with pytest.raises(UnknownEntry, match="nope"):
