@@ -9,7 +9,10 @@ model view and the transcript view.
 
 The types are ``msgspec`` structs: stores decode a log's bytes straight into
 them (see :mod:`durable_nb.session.codec`), and their fields are the JSON
-layout. Blocks are tagged by ``"type"``. This module imports nothing from
+layout. Blocks are tagged by ``"type"``. They are not tracked by the cyclic
+garbage collector (``gc=False``): they hold JSON values, which cannot refer
+back to them, so a session of 100k messages adds nothing for each full
+collection to walk but its content lists. This module imports nothing from
 Jupyter.
 """
 
@@ -34,14 +37,14 @@ class Injection(str, enum.Enum):
         return self.value
 
 
-class Text(msgspec.Struct, tag="text", tag_field="type"):
+class Text(msgspec.Struct, tag="text", tag_field="type", gc=False):
     """A text block: what a person reads, and what the model reads."""
 
     text: str
     type: ClassVar[str] = "text"
 
 
-class Reminder(msgspec.Struct, tag="reminder", tag_field="type"):
+class Reminder(msgspec.Struct, tag="reminder", tag_field="type", gc=False):
     """Injected context carried *inside* a message (e.g. a tool result).
 
     The model reads it; a transcript never shows it (only :class:`Text`
@@ -52,7 +55,7 @@ class Reminder(msgspec.Struct, tag="reminder", tag_field="type"):
     type: ClassVar[str] = "reminder"
 
 
-class Image(msgspec.Struct, tag="image", tag_field="type"):
+class Image(msgspec.Struct, tag="image", tag_field="type", gc=False):
     """An image: raw bytes and a MIME type such as ``image/png``."""
 
     data: bytes
@@ -60,7 +63,7 @@ class Image(msgspec.Struct, tag="image", tag_field="type"):
     type: ClassVar[str] = "image"
 
 
-class File(msgspec.Struct, tag="file", tag_field="type"):
+class File(msgspec.Struct, tag="file", tag_field="type", gc=False):
     """A file attachment: raw bytes, a MIME type and an optional name."""
 
     data: bytes
@@ -69,7 +72,7 @@ class File(msgspec.Struct, tag="file", tag_field="type"):
     type: ClassVar[str] = "file"
 
 
-class ToolCall(msgspec.Struct, tag="tool_call", tag_field="type"):
+class ToolCall(msgspec.Struct, tag="tool_call", tag_field="type", gc=False):
     """A model's request to call a tool; ``arguments`` is a JSON object."""
 
     id: str
@@ -81,7 +84,7 @@ class ToolCall(msgspec.Struct, tag="tool_call", tag_field="type"):
 Block = Union[Text, Reminder, Image, File, ToolCall]
 
 
-class Message(msgspec.Struct, omit_defaults=True):
+class Message(msgspec.Struct, omit_defaults=True, gc=False):
     """One message of a conversation.
 
     ``role`` is ``"user"``, ``"assistant"`` or ``"tool_result"`` (the latter

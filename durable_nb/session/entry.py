@@ -13,7 +13,10 @@ entries. Three public shapes:
 
 Entries are ``msgspec`` structs tagged by ``"type"``, so a store decodes a
 log's bytes straight into them (see :mod:`durable_nb.session.codec`). They
-are mutable; copy one with :func:`msgspec.structs.replace`.
+are mutable; copy one with :func:`msgspec.structs.replace`. Message and
+compaction entries, like messages, are not tracked by the cyclic garbage
+collector (they hold JSON values only); custom entries are, since a
+subclass may hold anything.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ class Entry(msgspec.Struct, tag_field="type"):
     created_at: str = ""
 
 
-class MessageEntry(Entry, kw_only=True, tag="message"):
+class MessageEntry(Entry, kw_only=True, tag="message", gc=False):
     """An entry that wraps one message (ordinary, meta or ephemeral)."""
 
     message: Message
@@ -50,7 +53,7 @@ class MessageEntry(Entry, kw_only=True, tag="message"):
         return self.message.injected
 
 
-class CompactionEntry(Entry, kw_only=True, tag="compaction"):
+class CompactionEntry(Entry, kw_only=True, tag="compaction", gc=False):
     """A summary standing in for every entry before ``first_kept_id``.
 
     ``first_kept_id == ""`` means nothing before the compaction entry is kept

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 
@@ -197,3 +198,23 @@ def test_log_values_msgspec_refuses_still_load_as_json_reads_them(tmp_path):
                  b'"data":{"x":NaN,"big":123456789012345678901234567890,"s":"\\ud800"}}\n')
     data = st.load_entries("s")[0].data
     assert data["x"] != data["x"] and data["big"] == 123456789012345678901234567890 and data["s"] == "\ud800"
+
+
+def test_a_loaded_session_adds_about_one_object_per_entry_for_the_cyclic_gc_to_walk(tmp_path):
+    """Messages and message entries are not GC-tracked (they hold JSON values only):
+    of each entry only its content list is left for every full collection to walk."""
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    n = 5000
+    usage = {"input_tokens": 3, "output_tokens": 5}
+    st.append_entries("s", [session.MessageEntry(id=f"e{i}", parent_id=f"e{i - 1}" if i else "", message=ai.Message(
+        "assistant", [ai.Text("a"), ai.Reminder("b")], usage=dict(usage), model="m")) for i in range(n)])
+    gc.collect()
+    before = len(gc.get_objects())
+    loaded = st.load_entries("s")
+    gc.collect()
+    added = len(gc.get_objects()) - before
+    assert len(loaded) == n and loaded[-1].message.usage == usage
+    assert added <= 1.1 * n, f"{added / n:.1f} tracked objects per entry"
+    assert not gc.is_tracked(loaded[0]) and not gc.is_tracked(loaded[0].message)
+    assert gc.is_tracked(session.CustomEntry())  # a custom entry may hold anything: tracked
