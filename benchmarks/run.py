@@ -208,7 +208,7 @@ def reload_row(n: int, tmp: Path, repeat: int, peers: bool, cache: Path) -> dict
     row = {"entries": n, "file_mb": round(f.stat().st_size / 1e6, 2)}
     # The same log after a crash mid-write (a torn final line): it loads through the general path
     # (parse to dicts, then decode each), which is also what any lenient or legacy log takes.
-    torn = tmp / f"t{n}"
+    torn = tmp / f"torn{n}"
     torn.mkdir()
     (torn / f.name).write_bytes(f.read_bytes() + b'{"type":"message","id":"torn-')
     fns = {"floor": lambda: floor(f), "floor_gc_paused": lambda: floor_gc_paused(f),
