@@ -70,7 +70,8 @@ class CompactionEntry(Entry, kw_only=True, tag="compaction", gc=False):
 class CustomEntry(Entry, kw_only=True, tag="custom"):
     """Application data: stored, never sent to the model.
 
-    Subclass it with extra fields (each with a default) and call
+    Subclass it with extra fields (each with a default; a plain subclass:
+    ``@dataclass`` on it fails, it is a msgspec struct) and call
     :func:`register_custom` once::
 
         class Note(CustomEntry):
