@@ -290,17 +290,20 @@ class Agent:
         self.leaf_id = entry_id
         self._publish(Event("session_branched", session_id=self.session_id, leaf_id=entry_id))
 
-    def fork(self, new_id_: str) -> Agent:
+    def fork(self, new_id_: str, store: Store | None = None) -> Agent:
         """Create session ``new_id_`` (parent: this one) holding a copy of the active path.
 
         The copy is re-chained with fresh ids; timestamps are kept; a
-        compaction's ``first_kept_id`` follows its entry. Raises
-        ``SessionExists`` if the id is taken. Returns the new session's agent
-        (same model, store and publisher).
+        compaction's ``first_kept_id`` follows its entry. ``store`` puts the
+        new session in another store (e.g. a session opened read-only in
+        memory, continued in the notebook's store); its ``parent_id`` still
+        names this session. Raises ``SessionExists`` if the id is taken there.
+        Returns the new session's agent (same model and publisher; its store).
         """
         self._check_open()
         src = self.path()
-        self.store.create_session(check_session_id(new_id_), parent_id=self.session_id)
+        store = self.store if store is None else store
+        store.create_session(check_session_id(new_id_), parent_id=self.session_id)
         mapping: dict[str, str] = {}
         copies: list[Entry] = []
         parent = ""
@@ -311,8 +314,8 @@ class Agent:
                 c.first_kept_id = mapping.get(c.first_kept_id, "")
             copies.append(c)
             parent = c.id
-        self.store.append_entries(new_id_, copies)
-        forked = Agent(model=self._model_spec, store=self.store, session_id=new_id_, publisher=self.publisher)
+        store.append_entries(new_id_, copies)
+        forked = Agent(model=self._model_spec, store=store, session_id=new_id_, publisher=self.publisher)
         self._publish(Event("session_forked", session_id=new_id_, leaf_id=forked.leaf_id, entries=tuple(copies)))
         return forked
 

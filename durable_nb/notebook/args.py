@@ -60,12 +60,13 @@ Line magic verbs:
     %durable sessions             saved sessions with entry counts and last activity
     %durable new [id]             start a new session (and use it)
     %durable use <id>             continue a saved session (created if missing)
-    %durable open <path | id>     inspect a saved log read-only (turns refused)
+    %durable open <path | id>     inspect a saved log read-only (turns refused; fork to continue it)
     %durable close                stop inspecting; back to the notebook's session
     %durable log                  every entry: id, parent, kind, text (* = active path)
     %durable branch <entry-id>    move the leaf to an entry (a unique prefix works)
     %durable rewind [N]           move the leaf to before the last N turns (1)
     %durable fork <new-id>        copy the active path into a new session and use it
+                                  (of an opened log too: it is left as it was)
     %durable compact [--keep N]   summarise the path, keeping the last N turns
     %durable model [name]         show or set the model (offline, openai:..., ...)
     %durable staged / clear       list / drop the staged meta and ephemeral entries

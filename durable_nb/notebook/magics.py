@@ -229,7 +229,7 @@ class DurableMagics(Magics):
         imp = self.state.open(call.args[0])
         a = imp.agent
         print(f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
-              "status/show/dry-run/branch inspect it; %durable close returns")
+              "status/show/dry-run/branch inspect it; fork <new-id> continues it here; %durable close returns")
         for w in imp.warnings:
             print(f"warning: {w}")
 
@@ -250,9 +250,11 @@ class DurableMagics(Magics):
         print(f"rewound {n} turn{'s' if n != 1 else ''}: leaf is now {leaf or 'the root'}")
 
     def _verb_fork(self, call) -> None:
-        old = self.state.own.session_id
-        a = self.state.fork(call.args[0])
-        print(f"forked {old} into {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}); the notebook now uses {a.session_id}")
+        st = self.state
+        old = f"{st.inspected.source} (opened read-only, left as it was)" if st.inspected is not None else st.own.session_id
+        a = st.fork(call.args[0])
+        print(f"forked {old} into {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}); "
+              f"the notebook now uses {a.session_id}")
 
     def _verb_compact(self, call) -> None:
         e = self.state.compact(call.keep or 0)

@@ -407,9 +407,17 @@ class NotebookSession:
         return self.own
 
     def fork(self, new_id: str) -> Agent:
-        """Fork the active path into ``new_id`` and continue there; returns the new agent."""
+        """Fork the active path into ``new_id`` of the notebook's store and continue there; returns the new agent.
+
+        While a saved log is open read-only, its active path is the one
+        copied (the log itself is never touched) and inspection ends: the
+        fork is how a session from elsewhere is continued.
+        """
         try:
-            self.own = self.writable("fork").fork(new_id)
+            if self.inspected is not None:
+                self.inspected.agent.fork(new_id, store=self.store)
+                return self.use(new_id)
+            self.own = self.own.fork(new_id)
         except SessionExists:
             raise UsageError(f"session {new_id!r} already exists: choose another id") from None
         except DurableError as e:

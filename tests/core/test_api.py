@@ -151,6 +151,17 @@ def test_fork_onto_existing_id():
         agent.fork("b")
 
 
+def test_fork_into_another_store_copies_the_path_there_and_names_the_source(tmp_path):
+    src = durable.Agent(session_id="src")  # a memory store
+    src.run("one").wait()
+    disk = session.JsonlStore(tmp_path)
+    forked = src.fork("copy", store=disk)
+    assert forked.store is disk and texts(e.message for e in forked.path()) == texts(e.message for e in src.path())
+    assert disk.load_session("copy").parent_id == "src" and len(disk.load_entries("copy")) == 2
+    with pytest.raises(session.SessionNotFound):
+        src.store.load_session("copy")  # nothing was created in the source's store
+
+
 def test_closed_agent_refuses_to_run():
     agent = durable.Agent()
     agent.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from IPython.core.error import UsageError
 
@@ -209,6 +211,37 @@ def test_read_only_inspection_refuses_writes(tmp_path):
             call()
     st.branch(st.agent.path()[0].id[:5])  # browsing the copy is fine, by id prefix too
     assert st.close() and st.agent is st.own and len(st.own.path()) == 2
+
+
+CLAUDE_LOG = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "claude-code-tool-heavy.jsonl"
+
+
+def test_fork_continues_a_log_opened_read_only_in_the_notebook_store_and_leaves_the_log_as_it_was(tmp_path):
+    st = NotebookSession(tmp_path / "store", "s")
+    source = CLAUDE_LOG.read_bytes()
+    imp = st.open(str(CLAUDE_LOG))
+    full = imp.agent.depth
+    earlier = [e for e in imp.agent.path() if isinstance(e, MessageEntry)][4]
+    st.branch(earlier.id)  # a what-if from an earlier point of the saved session
+    copied = [session_text(e) for e in imp.agent.path()]
+    assert 5 <= len(copied) < full
+    with pytest.raises(UsageError, match="already exists"):
+        st.fork("s")
+    assert st.inspected is imp  # a refused fork changes nothing
+
+    forked = st.fork("what-if")
+    assert st.inspected is None and st.agent is st.own is forked
+    assert [session_text(e) for e in forked.path()] == copied and forked.leaf_id != earlier.id  # fresh ids
+    reopened = JsonlStore(tmp_path / "store")
+    assert reopened.load_session("what-if").parent_id == imp.agent.session_id
+    assert [session_text(e) for e in reopened.load_entries("what-if")] == copied
+    st.run("and then?", "cell:q", Turn())
+    assert st.own.path()[-2].message.text() == "and then?" and len(st.own.path()) == len(copied) + 2
+    assert CLAUDE_LOG.read_bytes() == source
+
+
+def session_text(e):
+    return e.message.text() if isinstance(e, MessageEntry) else type(e).__name__
 
 
 def test_branch_errors(tmp_path):
