@@ -40,15 +40,17 @@ def free_port() -> int:
 
 
 class LabServer:
-    """A JupyterLab server on 127.0.0.1 serving ``root_dir``; use as a context manager.
+    """A JupyterLab (or, with ``app="notebook"``, Notebook 7) server on 127.0.0.1 serving
+    ``root_dir``; use as a context manager.
 
-    ``url(path)`` gives an authenticated URL under ``/lab/tree``. ``stop()``
+    ``url(path)`` gives an authenticated URL of a notebook. ``stop()``
     asks the server to shut down (which stops its kernels), then terminates
     anything still alive that it started, by PID.
     """
 
-    def __init__(self, root_dir: Path, log_path: Path | None = None) -> None:
+    def __init__(self, root_dir: Path, log_path: Path | None = None, app: str = "jupyterlab") -> None:
         self.root_dir = Path(root_dir)
+        self.app = app  # "jupyterlab", or "notebook" for Notebook 7 (the same front-end code, one document per tab)
         self.port = free_port()
         self.token = os.urandom(12).hex()
         self._tmp = tempfile.TemporaryDirectory(prefix="durable-nb-lab-")
@@ -66,7 +68,8 @@ class LabServer:
         return f"http://127.0.0.1:{self.port}"
 
     def url(self, notebook: str) -> str:
-        return f"{self.base}/lab/tree/{notebook}?token={self.token}"
+        where = "lab/tree" if self.app == "jupyterlab" else "notebooks"
+        return f"{self.base}/{where}/{notebook}?token={self.token}"
 
     def start(self, timeout: float = 60) -> LabServer:
         env = {
@@ -77,7 +80,7 @@ class LabServer:
         }
         env.pop("DURABLE_NB_MODEL", None)  # kernels use the offline model unless a notebook says otherwise
         cmd = [
-            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+            sys.executable, "-m", self.app, "--no-browser", "--allow-root", "--ip=127.0.0.1",
             f"--port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}", "--expose-app-in-browser",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
