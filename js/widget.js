@@ -304,7 +304,7 @@ function render({ model, el }) {
     const nb = branchCount.get(r.id);
     if (nb) div.append(h("span", "dnb-badge dnb-fork", `${nb} branches`));
     if (r.tools) div.append(h("span", "dnb-badge dnb-tool", `calls ${r.tools.join(", ")}`));
-    if (r.tool_call_id) div.append(h("span", "dnb-badge dnb-tool", `result${r.is_error ? " · error" : ""}`));
+    if (r.tool_call_id) div.append(h("span", `dnb-badge ${r.is_error ? "dnb-failed" : "dnb-tool"}`, `result${r.is_error ? " · error" : ""}`));
     if (r.reminders) div.append(h("span", "dnb-badge dnb-meta", `+${r.reminders} reminder`));
     if (r.attachments) div.append(h("span", "dnb-badge", r.attachments.join(", ")));
     let text = r.preview;
@@ -469,7 +469,7 @@ function render({ model, el }) {
       if (inj) head.append(inj);
       if (!m.entry_id) head.append(h("span", "dnb-badge dnb-synth", m.origin && m.origin.startsWith("compaction:") ? "compaction summary" : "synthesized"));
       else if (!m.injected && m.origin) head.append(h("span", "dnb-badge", m.origin));
-      if (m.tool_call_id) head.append(h("span", "dnb-badge dnb-tool", `result for ${m.tool_call_id}${m.is_error ? " · error" : ""}`));
+      if (m.tool_call_id) head.append(h("span", `dnb-badge ${m.is_error ? "dnb-failed" : "dnb-tool"}`, `result for ${m.tool_call_id}${m.is_error ? " · error" : ""}`));
       if (m.entry_id) head.append(h("span", "dnb-id", short(m.entry_id)));
       card.append(head, drawBlocks(m.content, true));
       modelPanel.append(card);
