@@ -154,6 +154,21 @@ class LabServer:
         self.stop()
 
 
+def write_notebook(path: Path, cells) -> None:
+    """Write a Python 3 notebook of code cells given as ``(cell id, source, tags)``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for cid, src, tags in cells:
+        c = nbformat.v4.new_code_cell(src)
+        c.id = cid
+        if tags:
+            c.metadata["tags"] = tags
+        nb.cells.append(c)
+    nbformat.write(nb, path)
+
+
 def launch_chromium(playwright, user_data_dir: Path, viewport=(1280, 900)):
     """Return a Playwright browser context on headless Debian chromium with a fresh profile."""
     return playwright.chromium.launch_persistent_context(

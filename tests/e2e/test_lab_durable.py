@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-import nbformat
-
-from .lab import open_notebook, run_all, stream_text
+from .lab import open_notebook, run_all, stream_text, write_notebook
 
 MARKER = "EPHEMERAL-7f3a reminder: the build is red right now"
 CELLS = [
@@ -21,24 +19,12 @@ CELLS = [
 ]
 
 
-def write_notebook(path):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    for cid, src, tags in CELLS:
-        c = nbformat.v4.new_code_cell(src)
-        c.id = cid
-        if tags:
-            c.metadata["tags"] = tags
-        nb.cells.append(c)
-    nbformat.write(nb, path)
-
-
 def load_log(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()[1:]]
 
 
 def test_tags_widget_and_click_in_jupyterlab(lab, lab_root, page, screenshots):
-    write_notebook(lab_root / "durable_e2e.ipynb")
+    write_notebook(lab_root / "durable_e2e.ipynb", CELLS)
     open_notebook(page, lab, "durable_e2e.ipynb")
     ran = run_all(page)
 

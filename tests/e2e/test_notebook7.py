@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 
-import nbformat
 import pytest
 
-from .lab import LabServer, open_notebook, run_all
+from .lab import LabServer, open_notebook, run_all, write_notebook
 
 CELLS = [
-    ("%load_ext durable_nb\n%config DurableMagics.session = 'nb7'", [], "setup"),
-    ("%%durable\nAnswer in one short sentence.", ["meta"], "skill"),
-    ("%%durable\nIt is Monday.", ["ephemeral"], "clock"),
-    ("%%durable\nWhat day is it?", [], "ask"),
-    ("%durable show", [], "show"),
+    ("setup", "%load_ext durable_nb\n%config DurableMagics.session = 'nb7'", []),
+    ("skill", "%%durable\nAnswer in one short sentence.", ["meta"]),
+    ("clock", "%%durable\nIt is Monday.", ["ephemeral"]),
+    ("ask", "%%durable\nWhat day is it?", []),
+    ("show", "%durable show", []),
 ]
 
 
@@ -28,15 +27,7 @@ def notebook7(tmp_path_factory):
 
 def test_tagged_cells_a_turn_and_the_widget_in_notebook_7(notebook7, page, screenshots):
     server, root = notebook7
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    for src, tags, cid in CELLS:
-        c = nbformat.v4.new_code_cell(src)
-        c.id = cid
-        if tags:
-            c.metadata["tags"] = tags
-        nb.cells.append(c)
-    nbformat.write(nb, root / "nb7.ipynb")
+    write_notebook(root / "nb7.ipynb", CELLS)
 
     page.set_viewport_size({"width": 1100, "height": 1200})
     open_notebook(page, server, "nb7.ipynb")
