@@ -67,6 +67,25 @@ def store_bytes(root: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
 
 
+def stored_reply(root: Path, session_id: str = "s1") -> tuple:
+    """Return (text, usage, stop_reason, model) of the last entry of ``session_id``, read back from disk."""
+    m = durable.Agent(store=JsonlStore(root), session_id=session_id).path()[-1].message
+    return m.text(), m.usage, m.stop_reason, m.model
+
+
+def fail_and_check_the_key_stays_out(agent: durable.Agent, root: Path, wire) -> str:
+    """Run a good turn, then one the server refuses (401 quoting the key): the key went out in
+    both requests and appears in nothing kept or shown. Returns the failure's one-line message."""
+    events = run_events(agent, durable.meta("Be brief."), "Hi")
+    with pytest.raises(ModelError) as failed:
+        agent.run("Again").wait()
+    assert [r.headers["authorization"] for r in wire.requests] == [f"Bearer {FAKE_KEY}"] * 2
+    message = str(failed.value)
+    for where in (store_bytes(root).decode(), repr(events), repr(agent.entries()), message, agent.model_name()):
+        assert FAKE_KEY not in where
+    return message
+
+
 def chat_messages(agent: durable.Agent) -> list[dict]:
     """Return the Chat Completions ``messages`` the session of :func:`build_session` plus
     :data:`LAST_TURN` becomes (what the openai SDK and llm's OpenAI plugin both send)."""

@@ -6,7 +6,8 @@ import base64
 import threading
 
 import pytest
-from provider_session import FAKE_KEY, LAST_TURN, assert_one_line_error, PNG, build_session, run_events, store_bytes, summary_text
+from provider_session import (FAKE_KEY, LAST_TURN, PNG, assert_one_line_error, build_session,
+                              fail_and_check_the_key_stays_out, run_events, stored_reply, summary_text)
 from provider_wire import anthropic_error, anthropic_stream
 
 from durable_nb import ai, durable
@@ -59,12 +60,8 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
     assert reply.released is True, "the first delta did not reach the agent while the server was still streaming"
 
-    stored = durable.Agent(store=JsonlStore(root), session_id="s1").path()[-1].message
-    assert stored.text() == "Demain, ce sera mardi."
-    assert stored.usage == {"input_tokens": 42, "output_tokens": 9, "cache_creation_input_tokens": 0,
-                            "cache_read_input_tokens": 0}
-    assert stored.stop_reason == "end_turn"
-    assert stored.model == "claude-test-20260101"
+    usage = {"input_tokens": 42, "output_tokens": 9, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    assert stored_reply(root) == ("Demain, ce sera mardi.", usage, "end_turn", "claude-test-20260101")
 
 
 def test_env_vars_work_unchanged_and_the_key_never_reaches_the_store(wire, tmp_path, monkeypatch):
@@ -75,15 +72,8 @@ def test_env_vars_work_unchanged_and_the_key_never_reaches_the_store(wire, tmp_p
     root = tmp_path / "store"
     agent = durable.Agent(model="anthropic:claude-test", store=JsonlStore(root))
 
-    events = run_events(agent, durable.meta("Be brief."), "Hi")
-    with pytest.raises(ModelError) as failed:
-        agent.run("Again").wait()
-
-    assert [r.headers["authorization"] for r in wire.requests] == [f"Bearer {FAKE_KEY}"] * 2
-    message = str(failed.value)
+    message = fail_and_check_the_key_stays_out(agent, root, wire)
     assert message.startswith("anthropic: 401 authentication failed") and "ANTHROPIC_API_KEY" in message
-    for where in (store_bytes(root).decode(), repr(events), repr(agent.entries()), message, agent.model_name()):
-        assert FAKE_KEY not in where
 
 
 def test_no_key_fails_at_build_before_anything_is_stored(tmp_path):

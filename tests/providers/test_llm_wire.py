@@ -12,7 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from provider_session import FAKE_KEY, LAST_TURN, build_session, chat_messages, run_events, store_bytes
+from provider_session import (FAKE_KEY, LAST_TURN, build_session, chat_messages, fail_and_check_the_key_stays_out,
+                              run_events, stored_reply)
 from provider_wire import openai_error, openai_stream
 
 from durable_nb import ai, durable, models
@@ -46,11 +47,7 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
     assert reply.released is True, "the first delta did not reach the agent while the server was still streaming"
 
-    stored = durable.Agent(store=JsonlStore(root), session_id="s1").path()[-1].message
-    assert stored.text() == "Demain, ce sera mardi."
-    assert stored.usage == {"input_tokens": 31, "output_tokens": 7}
-    assert stored.stop_reason == "stop"
-    assert stored.model == "gpt-test-0001"
+    assert stored_reply(root) == ("Demain, ce sera mardi.", {"input_tokens": 31, "output_tokens": 7}, "stop", "gpt-test-0001")
 
 
 def test_llm_finds_the_key_itself_and_it_never_reaches_the_store(wire, tmp_path, monkeypatch):
@@ -61,15 +58,8 @@ def test_llm_finds_the_key_itself_and_it_never_reaches_the_store(wire, tmp_path,
     root = tmp_path / "store"
     agent = durable.Agent(model="llm:wire-test", store=JsonlStore(root))
 
-    events = run_events(agent, durable.meta("Be brief."), "Hi")
-    with pytest.raises(ModelError) as failed:
-        agent.run("Again").wait()
-
-    assert [r.headers["authorization"] for r in wire.requests] == [f"Bearer {FAKE_KEY}"] * 2
-    message = str(failed.value)
+    message = fail_and_check_the_key_stays_out(agent, root, wire)
     assert message.startswith("llm: 401 authentication failed") and "llm keys set wiretest" in message
-    for where in (store_bytes(root).decode(), repr(events), repr(agent.entries()), message, agent.model_name()):
-        assert FAKE_KEY not in where
 
 
 def test_unknown_model_and_missing_key_fail_at_build(wire):

@@ -7,7 +7,7 @@ import socket
 import threading
 
 import pytest
-from provider_session import FAKE_KEY, LAST_TURN, assert_one_line_error, build_session, chat_messages, run_events, store_bytes
+from provider_session import FAKE_KEY, LAST_TURN, assert_one_line_error, build_session, chat_messages, run_events, store_bytes, stored_reply
 from provider_wire import openai_error, openai_stream
 
 from durable_nb import ai, durable, models
@@ -35,11 +35,7 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
     assert reply.released is True, "the first delta did not reach the agent while the server was still streaming"
 
-    stored = durable.Agent(store=JsonlStore(root), session_id="s1").path()[-1].message
-    assert stored.text() == "Demain, ce sera mardi."
-    assert stored.usage == {"input_tokens": 31, "output_tokens": 7}
-    assert stored.stop_reason == "stop"
-    assert stored.model == "gpt-test-0001"
+    assert stored_reply(root) == ("Demain, ce sera mardi.", {"input_tokens": 31, "output_tokens": 7}, "stop", "gpt-test-0001")
     data = store_bytes(root)
     assert b"Answer in French." in data and b"Today is Monday." not in data  # meta kept, ephemeral not
 
