@@ -50,8 +50,10 @@ sys.path.insert(0, str(HERE.parent))
 from durable_nb import ai, durable  # noqa: E402
 from durable_nb.session import JsonlStore, MessageEntry, new_id  # noqa: E402
 
-WORDS = ("the session store keeps every entry append only so a kernel restart resumes where it was and "
-         "the model view differs from the transcript because injected context is hidden from readers").split()
+WORDS = (
+    "the session store keeps every entry append only so a kernel restart resumes where it was and "
+    "the model view differs from the transcript because injected context is hidden from readers"
+).split()
 
 
 def conversation(n: int) -> list[tuple[str, str]]:
@@ -85,13 +87,21 @@ def timed(fns: dict, repeat: int) -> tuple[dict[str, float], dict[str, object]]:
 
 # -- durable_nb -------------------------------------------------------------------
 
+
 def durable_entries(conv):
     entries, parent = [], ""
     for role, text in conv:
-        extra = {"model": "offline", "stop_reason": "end_turn", "usage": {"input": 120, "output": 80}} \
-            if role == "assistant" else {}
-        e = MessageEntry(id=new_id(), parent_id=parent, created_at="2026-11-30T04:00:00.000000Z",
-                         message=ai.Message(role, [ai.Text(text)], **extra))
+        extra = (
+            {"model": "offline", "stop_reason": "end_turn", "usage": {"input": 120, "output": 80}}
+            if role == "assistant"
+            else {}
+        )
+        e = MessageEntry(
+            id=new_id(),
+            parent_id=parent,
+            created_at="2026-11-30T04:00:00.000000Z",
+            message=ai.Message(role, [ai.Text(text)], **extra),
+        )
         entries.append(e)
         parent = e.id
     return entries
@@ -102,7 +112,7 @@ def write_durable(root: Path, conv) -> JsonlStore:
     store.create_session("bench")
     entries = durable_entries(conv)
     for i in range(0, len(entries), 1000):
-        store.append_entries("bench", entries[i:i + 1000])
+        store.append_entries("bench", entries[i : i + 1000])
     return store
 
 
@@ -124,6 +134,7 @@ def floor_gc_paused(f: Path):
 
 # -- peers ---------------------------------------------------------------------------
 
+
 def write_llm(path: Path, conv) -> str:
     """Write the conversation with llm's own LogStore (slow: ~2.5 ms a message); cached by the caller."""
     import sqlite_utils
@@ -137,7 +148,7 @@ def write_llm(path: Path, conv) -> str:
     msgs = [Message(role=role, parts=[TextPart(text=text)]) for role, text in conv]
     for i in range(0, len(msgs), 1000):
         with store.db.conn:
-            store.append(thread, msgs[i:i + 1000])
+            store.append(thread, msgs[i : i + 1000])
     store.db.close()
     return thread
 
@@ -159,8 +170,15 @@ def agents_items(conv):
         if role == "user":
             items.append({"role": "user", "content": text})
         else:
-            items.append({"id": f"msg_{i:08d}", "type": "message", "role": "assistant", "status": "completed",
-                          "content": [{"type": "output_text", "text": text, "annotations": []}]})
+            items.append(
+                {
+                    "id": f"msg_{i:08d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            )
     return items
 
 
@@ -171,7 +189,7 @@ def write_agents(path: Path, conv, items=None) -> None:
     s = SQLiteSession("bench", path)
     items = agents_items(conv) if items is None else items
     for i in range(0, len(items), 1000):
-        asyncio.run(s.add_items(items[i:i + 1000]))
+        asyncio.run(s.add_items(items[i : i + 1000]))
     s.close()
 
 
@@ -186,6 +204,7 @@ def load_agents(path: Path):
 
 
 # -- measurements ------------------------------------------------------------------------
+
 
 def cached_llm(n: int, conv, cache: Path) -> tuple[Path, str]:
     """Return (logs.db, thread id) for the conversation, written once by llm and kept in ``cache``."""
@@ -211,9 +230,12 @@ def reload_row(n: int, tmp: Path, repeat: int, peers: bool, cache: Path) -> dict
     torn = tmp / f"torn{n}"
     torn.mkdir()
     (torn / f.name).write_bytes(f.read_bytes() + b'{"type":"message","id":"torn-')
-    fns = {"floor": lambda: floor(f), "floor_gc_paused": lambda: floor_gc_paused(f),
-           "durable_nb": lambda: JsonlStore(d).load_entries("bench"),
-           "durable_nb_general": lambda: JsonlStore(torn).load_entries("bench")}
+    fns = {
+        "floor": lambda: floor(f),
+        "floor_gc_paused": lambda: floor_gc_paused(f),
+        "durable_nb": lambda: JsonlStore(d).load_entries("bench"),
+        "durable_nb_general": lambda: JsonlStore(torn).load_entries("bench"),
+    }
     if peers:
         llm_db, thread = cached_llm(n, conv, cache)
         ag_db = tmp / f"agents{n}.db"
@@ -317,8 +339,14 @@ def _execute(kc, code: str, cell_id: str) -> float:
     """
     from queue import Empty
 
-    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False,
-               "stop_on_error": True}
+    content = {
+        "code": code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": True,
+    }
     msg = kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
     t = time.perf_counter()
     kc.shell_channel.send(msg)
@@ -395,9 +423,16 @@ def machine() -> dict:
             versions[dist] = version(dist)
         except PackageNotFoundError:  # a missing peer is reported, not fatal
             versions[dist] = None
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "platform": platform.platform(),
-            "commit": subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
-                                     capture_output=True, text=True).stdout.strip(), **versions}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "commit": subprocess.run(
+            ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+        **versions,
+    }
 
 
 def fmt(x, unit=""):
@@ -409,11 +444,14 @@ def fmt(x, unit=""):
 
 
 def table(results: dict) -> str:
-    lines = ["Reload a session (best of N, ms; × = ratio to the floor measured in the same run)", "",
-             "| entries | file MB | floor: json.loads per line | floor, GC paused | durable_nb JsonlStore | × floor "
-             "| × floor GC paused | durable_nb, torn tail (general path) | × floor | llm LogStore | × floor "
-             "| Agents SDK SQLiteSession | × floor | Agents SDK, durable_nb's entry dicts | × floor |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "Reload a session (best of N, ms; × = ratio to the floor measured in the same run)",
+        "",
+        "| entries | file MB | floor: json.loads per line | floor, GC paused | durable_nb JsonlStore | × floor "
+        "| × floor GC paused | durable_nb, torn tail (general path) | × floor | llm LogStore | × floor "
+        "| Agents SDK SQLiteSession | × floor | Agents SDK, durable_nb's entry dicts | × floor |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in results["reload"]:
         lines.append(
             f"| {r['entries']:,} | {r['file_mb']} | {fmt(r['floor_ms'])} | {fmt(r['floor_gc_paused_ms'])} "
@@ -421,25 +459,41 @@ def table(results: dict) -> str:
             f"| {fmt(r['durable_nb_ms'] / r['floor_gc_paused_ms'])} | {fmt(r['durable_nb_general_ms'])} "
             f"| {fmt(r['durable_nb_general_x_floor'])} | {fmt(r.get('llm_ms'))} "
             f"| {fmt(r.get('llm_x_floor'))} | {fmt(r.get('agents_ms'))} | {fmt(r.get('agents_x_floor'))} "
-            f"| {fmt(r.get('agents_same_json_ms'))} | {fmt(r.get('agents_same_json_x_floor'))} |")
-    lines += ["", "Persist one turn: user entry + reply entry, two appends (median µs)", "",
-              "| entries | durable_nb JsonlStore | durable_nb, fsync=True | llm LogStore | Agents SDK SQLiteSession |",
-              "|---:|---:|---:|---:|---:|"]
+            f"| {fmt(r.get('agents_same_json_ms'))} | {fmt(r.get('agents_same_json_x_floor'))} |"
+        )
+    lines += [
+        "",
+        "Persist one turn: user entry + reply entry, two appends (median µs)",
+        "",
+        "| entries | durable_nb JsonlStore | durable_nb, fsync=True | llm LogStore | Agents SDK SQLiteSession |",
+        "|---:|---:|---:|---:|---:|",
+    ]
     for r in results["append"]:
-        lines.append(f"| {r['entries']:,} | {fmt(r['durable_nb_us'])} | {fmt(r['durable_nb_fsync_us'])} "
-                     f"| {fmt(r.get('llm_us'))} | {fmt(r.get('agents_us'))} |")
-    lines += ["", "One turn, offline model (median): durable.Agent.run on a JsonlStore, and a %%durable cell in a real "
-              "kernel (overhead = cell − empty cell)", "",
-              "| entries | agent turn µs | %%durable cell ms | empty cell ms | cell overhead ms |",
-              "|---:|---:|---:|---:|---:|"]
+        lines.append(
+            f"| {r['entries']:,} | {fmt(r['durable_nb_us'])} | {fmt(r['durable_nb_fsync_us'])} "
+            f"| {fmt(r.get('llm_us'))} | {fmt(r.get('agents_us'))} |"
+        )
+    lines += [
+        "",
+        "One turn, offline model (median): durable.Agent.run on a JsonlStore, and a %%durable cell in a real "
+        "kernel (overhead = cell − empty cell)",
+        "",
+        "| entries | agent turn µs | %%durable cell ms | empty cell ms | cell overhead ms |",
+        "|---:|---:|---:|---:|---:|",
+    ]
     cells = {r["entries"]: r for r in results.get("cell", [])}
     for r in results["turn"]:
         c = cells.get(r["entries"], {})
-        lines.append(f"| {r['entries']:,} | {fmt(r['turn_us'])} | {fmt(c.get('durable_cell_ms'))} "
-                     f"| {fmt(c.get('empty_cell_ms'))} | {fmt(c.get('overhead_ms'))} |")
+        lines.append(
+            f"| {r['entries']:,} | {fmt(r['turn_us'])} | {fmt(c.get('durable_cell_ms'))} "
+            f"| {fmt(c.get('empty_cell_ms'))} | {fmt(c.get('overhead_ms'))} |"
+        )
     m = results["memory"]
-    lines += ["", f"Peak memory loading {m['entries']:,} entries (tracemalloc): durable_nb "
-              f"{fmt(m['durable_nb_peak_mb'])} MB, floor {fmt(m['floor_peak_mb'])} MB"]
+    lines += [
+        "",
+        f"Peak memory loading {m['entries']:,} entries (tracemalloc): durable_nb "
+        f"{fmt(m['durable_nb_peak_mb'])} MB, floor {fmt(m['floor_peak_mb'])} MB",
+    ]
     return "\n".join(lines)
 
 

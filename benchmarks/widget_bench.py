@@ -106,18 +106,27 @@ def main() -> None:
             browser.close()
     print("paint: render() to the second frame after it; parse: JSON.parse of the state; toggle: click to the")
     print("second frame after it (in brackets: the click handler's own JS time); sync: w.sync() after one new entry.")
-    head = (f"{'session':<18}{'state KB':>9}{'parse ms':>9}{'paint ms':>9}{'model ms':>15}{'transcript ms':>15}"
-            f"{'tree ms':>15}{'DOM rows':>9}{'sync ms':>8}{'sync KB':>8}")
+    head = (
+        f"{'session':<18}{'state KB':>9}{'parse ms':>9}{'paint ms':>9}{'model ms':>15}{'transcript ms':>15}"
+        f"{'tree ms':>15}{'DOM rows':>9}{'sync ms':>8}{'sync KB':>8}"
+    )
     print(head)
     print("-" * len(head))
     for r in results:
         t, j = r["toggle_ms"], r["toggle_js_ms"]
         cell = {v: f"{t[v]:.1f} ({j[v]:.1f})" for v in t}
-        print(f"{r['label']:<18}{r['state_bytes'] / 1024:>9.0f}{r['parse_ms']:>9.1f}{r['first_paint_ms']:>9.1f}"
-              f"{cell['model']:>15}{cell['transcript']:>15}{cell['tree']:>15}{r['rows_in_dom']:>9}"
-              f"{r['sync_one_entry_ms']:>8.1f}{r['sync_one_entry_bytes'] / 1024:>8.1f}")
-    out = {"chromium": version, "python": platform.python_version(), "machine": platform.machine(),
-           "rounds": args.rounds, "results": results}
+        print(
+            f"{r['label']:<18}{r['state_bytes'] / 1024:>9.0f}{r['parse_ms']:>9.1f}{r['first_paint_ms']:>9.1f}"
+            f"{cell['model']:>15}{cell['transcript']:>15}{cell['tree']:>15}{r['rows_in_dom']:>9}"
+            f"{r['sync_one_entry_ms']:>8.1f}{r['sync_one_entry_bytes'] / 1024:>8.1f}"
+        )
+    out = {
+        "chromium": version,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "rounds": args.rounds,
+        "results": results,
+    }
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out}")
 

@@ -141,8 +141,10 @@ def run_notebook(
         client.execute(env=kernel_env(path))
     except CellExecutionError:
         # the failing cell is the last one with an error output (a cell tagged raises-exception may fail earlier)
-        i = max((k for k, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
-                default=-1)
+        i = max(
+            (k for k, c in enumerate(nb.cells) if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+            default=-1,
+        )
         cell = nb.cells[i] if i >= 0 else None
         where = f"cell {i} (id {cell.get('id')!r}: {_first_line(cell)!r})" if cell is not None else "a cell"
         what = _describe_error(cell) if cell is not None else "error"
@@ -178,8 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.output:
         nbformat.write(nb, args.output)
-    print(f"ok: {args.notebook}: {summary(nb)} ran in {time.monotonic() - start:.1f} s"
-          + (f"; output in {args.output}" if args.output else ""))
+    print(
+        f"ok: {args.notebook}: {summary(nb)} ran in {time.monotonic() - start:.1f} s"
+        + (f"; output in {args.output}" if args.output else "")
+    )
     return 0
 
 

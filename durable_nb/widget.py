@@ -40,10 +40,10 @@ import traitlets
 from .errors import DurableError
 from .session import CompactionEntry, CustomEntry, Entry, MessageEntry, codec, display_text, model_view, transcript_view
 
-PREVIEW_CHARS = 160   # characters of text a tree row carries
-DATA_CHARS = 4000     # characters of a custom entry's data shown in a view
-TAIL_MIN = 64         # the tail may always hold this many rows
-VIEW_LIMIT = 100      # messages per view sent at first ("show earlier" asks for 4x more)
+PREVIEW_CHARS = 160  # characters of text a tree row carries
+DATA_CHARS = 4000  # characters of a custom entry's data shown in a view
+TAIL_MIN = 64  # the tail may always hold this many rows
+VIEW_LIMIT = 100  # messages per view sent at first ("show earlier" asks for 4x more)
 CHARS_PER_ITEM = 500  # a view's JSON budget is this times view_limit (at least one item is sent)
 
 
@@ -53,7 +53,9 @@ def _asset(name: str) -> Path:
     for folder in (here / "js", here.parent / "js"):
         if (folder / name).is_file():
             return folder / name
-    raise FileNotFoundError(f"durable_nb's widget front end {name!r} is missing (looked in {here / 'js'} and {here.parent / 'js'})")
+    raise FileNotFoundError(
+        f"durable_nb's widget front end {name!r} is missing (looked in {here / 'js'} and {here.parent / 'js'})"
+    )
 
 
 def tail_limit(base_len: int) -> int:
@@ -97,7 +99,9 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     O(size of the entry's text).
     """
     r: dict[str, Any] = {
-        "id": entry.id, "parent_id": entry.parent_id, "created_at": entry.created_at,
+        "id": entry.id,
+        "parent_id": entry.parent_id,
+        "created_at": entry.created_at,
         "preview": _preview(display_text(entry)),
     }
     if isinstance(entry, MessageEntry):
@@ -173,7 +177,7 @@ def _last_within(items: list, encode: Any, limit: int) -> list[dict[str, Any]]:
     return out
 
 
-_open: "weakref.WeakSet[SessionWidget]" = weakref.WeakSet()
+_open: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
 
 
 def sync_widgets(agent: Any) -> None:
@@ -214,8 +218,14 @@ class SessionWidget(anywidget.AnyWidget):
         selected, limit = kwargs.get("selected_id", ""), kwargs.get("view_limit", VIEW_LIMIT)
         self._views_key = (selected or agent.leaf_id, not selected, limit)
         views, error = self._views_at(*self._views_key)
-        super().__init__(session_id=agent.session_id, base=[self._row(e) for e in entries], leaf_id=agent.leaf_id,
-                         views=views, error=error, **kwargs)
+        super().__init__(
+            session_id=agent.session_id,
+            base=[self._row(e) for e in entries],
+            leaf_id=agent.leaf_id,
+            views=views,
+            error=error,
+            **kwargs,
+        )
         self.on_msg(self._on_request)
         _open.add(self)
 
@@ -236,7 +246,7 @@ class SessionWidget(anywidget.AnyWidget):
             if replaced:
                 self.base, self.tail, self._count = [], [], 0
             if n > self._count:
-                new = [self._row(e) for e in entries[self._count:]]
+                new = [self._row(e) for e in entries[self._count :]]
                 tail = self.tail + new
                 if len(tail) > tail_limit(len(self.base)):
                     self.base, self.tail = self.base + tail, []

@@ -1,15 +1,26 @@
 """The durable agent and its run input.
 
-    from durable_nb import durable
-    agent = durable.Agent()                       # offline model, memory store
-    agent.run(durable.meta("Answer in French.", origin="skill:fr"),
-              durable.ephemeral("Today is Monday."),
-              durable.text("What day is it?")).wait()
+from durable_nb import durable
+agent = durable.Agent()                       # offline model, memory store
+agent.run(durable.meta("Answer in French.", origin="skill:fr"),
+          durable.ephemeral("Today is Monday."),
+          durable.text("What day is it?")).wait()
 """
 
 from .agent import COMPACT_PROMPT, Agent, RunStream, estimate_tokens, new_session_id
 from .events import Event
 from .inputs import ephemeral, file, image, meta, text
 
-__all__ = ["COMPACT_PROMPT", "Agent", "Event", "RunStream", "ephemeral", "estimate_tokens", "file", "image", "meta",
-           "new_session_id", "text"]
+__all__ = [
+    "COMPACT_PROMPT",
+    "Agent",
+    "Event",
+    "RunStream",
+    "ephemeral",
+    "estimate_tokens",
+    "file",
+    "image",
+    "meta",
+    "new_session_id",
+    "text",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import msgspec
 
@@ -39,7 +39,7 @@ COMPACT_PROMPT = (
 
 def new_session_id() -> str:
     """Return a fresh session id such as ``session-20261130-040512-3fa9``."""
-    return f"session-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    return f"session-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
 class RunStream:
@@ -243,7 +243,9 @@ class Agent:
                 elif isinstance(item, ai.Message):
                     final = item
                 else:
-                    raise ModelError(f"model {model_name(model)} yielded {type(item).__name__}; yield str or ai.Message")
+                    raise ModelError(
+                        f"model {model_name(model)} yielded {type(item).__name__}; yield str or ai.Message"
+                    )
             if final is None:
                 final = ai.assistant_message("".join(deltas))
             if final.role != "assistant" or final.injected is not None:
@@ -339,7 +341,8 @@ class Agent:
                 break
         live = [e for e in full[start:] if not isinstance(e, CompactionEntry)]
         turns = [
-            i for i, e in enumerate(live)
+            i
+            for i, e in enumerate(live)
             if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None
         ]
         if not keep_turns:
@@ -357,8 +360,12 @@ class Agent:
         summary = _collect(model, request)
         before = model_view(full)
         entry = CompactionEntry(
-            id=new_id(), parent_id=self.leaf_id, created_at=now(), summary=summary,
-            first_kept_id=first_kept, tokens_before=estimate_tokens(before),
+            id=new_id(),
+            parent_id=self.leaf_id,
+            created_at=now(),
+            summary=summary,
+            first_kept_id=first_kept,
+            tokens_before=estimate_tokens(before),
         )
         self._persist([entry])
         self._remember(entry)
@@ -389,7 +396,9 @@ class Agent:
             if isinstance(e, str):
                 e = text(e)
             if not isinstance(e, Entry):
-                raise DurableError(f"run input must be entries (durable.text(...), durable.meta(...)); got {type(e).__name__}")
+                raise DurableError(
+                    f"run input must be entries (durable.text(...), durable.meta(...)); got {type(e).__name__}"
+                )
             c = msgspec.structs.replace(e, id=new_id(), parent_id=parent, created_at=now())
             out.append(c)
             if not is_ephemeral(c):

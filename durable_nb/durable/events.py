@@ -9,8 +9,14 @@ from .. import ai
 from ..session import Entry
 
 EventType = Literal[
-    "agent_start", "text_delta", "message_end", "agent_end",
-    "session_init", "session_branched", "session_forked", "session_compacted",
+    "agent_start",
+    "text_delta",
+    "message_end",
+    "agent_end",
+    "session_init",
+    "session_branched",
+    "session_forked",
+    "session_compacted",
 ]
 
 

@@ -67,8 +67,10 @@ def detect(first: dict) -> str | None:
         return "durable_nb"
     if t == "session":
         return "pi"
-    if t == "session_meta" or ("payload" in first and "timestamp" in first) or (
-        t is None and "id" in first and ("instructions" in first or "timestamp" in first)
+    if (
+        t == "session_meta"
+        or ("payload" in first and "timestamp" in first)
+        or (t is None and "id" in first and ("instructions" in first or "timestamp" in first))
     ):
         return "codex"
     if t in _CLAUDE_TYPES or "sessionId" in first or "parentUuid" in first:

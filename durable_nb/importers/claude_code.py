@@ -40,8 +40,19 @@ from typing import Any
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry
 from .common import (
-    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, need_str, safe_session_id, text,
-    text_of, tool_call,
+    Loaded,
+    Record,
+    custom,
+    dedupe,
+    guarded,
+    image_block,
+    int_usage,
+    message,
+    need_str,
+    safe_session_id,
+    text,
+    text_of,
+    tool_call,
 )
 
 META_ORIGIN = "claude_code:isMeta"
@@ -145,7 +156,9 @@ class _Reader:
         g = self.groups.get(key)
         if g is None:
             g = MessageEntry(
-                id=uuid, parent_id=self.parent(obj.get("parentUuid")), created_at=at if isinstance(at, str) else "",
+                id=uuid,
+                parent_id=self.parent(obj.get("parentUuid")),
+                created_at=at if isinstance(at, str) else "",
                 message=ai.Message(role="assistant", content=[]),
             )
             self.groups[key] = g
@@ -170,11 +183,16 @@ class _Reader:
         if obj.get("isCompactSummary"):
             meta = (self.boundaries.get(obj.get("parentUuid") or "") or {}).get("compactMetadata") or {}
             pre = meta.get("preTokens")
-            self.add(CompactionEntry(
-                id=uuid, parent_id=p, created_at=at if isinstance(at, str) else "",
-                summary=text_of(m.get("content")), first_kept_id="",
-                tokens_before=pre if isinstance(pre, int) else 0,
-            ))
+            self.add(
+                CompactionEntry(
+                    id=uuid,
+                    parent_id=p,
+                    created_at=at if isinstance(at, str) else "",
+                    summary=text_of(m.get("content")),
+                    first_kept_id="",
+                    tokens_before=pre if isinstance(pre, int) else 0,
+                )
+            )
             self.alias[uuid] = uuid
             return
         content = m.get("content")
@@ -192,7 +210,9 @@ class _Reader:
             inner, odd = _blocks(b.get("content") if b.get("content") is not None else "")
             inner += [ai.Text(f"[{o.get('type')} block]") for o in odd]  # named, not dropped
             msg = ai.Message(
-                role="tool_result", content=inner, is_error=bool(b.get("is_error")),
+                role="tool_result",
+                content=inner,
+                is_error=bool(b.get("is_error")),
                 tool_call_id=need_str(b.get("tool_use_id"), "tool_use_id"),
                 tool_name=self.tool_names.get(b["tool_use_id"]),
             )
@@ -209,7 +229,9 @@ class _Reader:
                 last = c.id
             meta = bool(obj.get("isMeta"))
             msg = ai.Message(
-                role="user", content=blocks, injected=ai.Injection.META if meta else None,
+                role="user",
+                content=blocks,
+                injected=ai.Injection.META if meta else None,
                 origin=META_ORIGIN if meta else None,
             )
             self.add(message(mid, last, at, msg))
@@ -255,4 +277,3 @@ def load(path: Path, records: list[Record]) -> Loaded:
     entries, leaf = r.finish(notes)
     entries = dedupe(entries, notes, path.name)
     return Loaded(safe_session_id(sid, path.stem), entries, leaf, notes)
-

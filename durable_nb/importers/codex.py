@@ -37,7 +37,17 @@ from typing import Any
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry
 from .common import (
-    Loaded, Record, custom, data_url_image, dedupe, guarded, message, need_str, safe_session_id, text, text_of,
+    Loaded,
+    Record,
+    custom,
+    data_url_image,
+    dedupe,
+    guarded,
+    message,
+    need_str,
+    safe_session_id,
+    text,
+    text_of,
     tool_call,
 )
 
@@ -178,8 +188,9 @@ class _Reader:
                 if isinstance(b, ai.ToolCall):
                     self.tool_names[b.id] = b.name
             if self.open is None or injected:
-                msg = ai.Message(role="assistant", content=[], injected=ai.Injection.META if injected else None,
-                                 origin=injected)
+                msg = ai.Message(
+                    role="assistant", content=[], injected=ai.Injection.META if injected else None, origin=injected
+                )
                 self.open = self.add(message(id, self.cur, at, msg))  # type: ignore[assignment]
             self.open.message.content.extend(blocks)
             if injected:
@@ -198,14 +209,23 @@ class _Reader:
             elif role != "user":
                 self.add(custom("codex.response_item.message", p, id, self.cur, at))
                 return
-            msg = ai.Message(role="user", content=_blocks(p.get("content")),
-                             injected=ai.Injection.META if origin else None, origin=origin)
+            msg = ai.Message(
+                role="user",
+                content=_blocks(p.get("content")),
+                injected=ai.Injection.META if origin else None,
+                origin=origin,
+            )
             self.add(message(id, self.cur, at, msg))
         elif t in _OUTPUT_ITEMS:
             cid = need_str(p.get("call_id"), "call_id")
-            msg = ai.Message(role="tool_result", content=_output_blocks(p.get("output")), tool_call_id=cid,
-                             tool_name=self.tool_names.get(cid), injected=ai.Injection.META if injected else None,
-                             origin=injected)
+            msg = ai.Message(
+                role="tool_result",
+                content=_output_blocks(p.get("output")),
+                tool_call_id=cid,
+                tool_name=self.tool_names.get(cid),
+                injected=ai.Injection.META if injected else None,
+                origin=injected,
+            )
             self.add(message(id, self.cur, at, msg))
         else:
             self.add(custom(f"codex.response_item.{t}", p, id, self.cur, at))
@@ -218,14 +238,22 @@ class _Reader:
             texts = [text_of(h.get("content")) for h in history if isinstance(h, dict)]
             if not summary.strip() or any(summary.strip() in t for t in texts):
                 summary = REPLACED
-        self.add(CompactionEntry(id=id, parent_id=self.cur, created_at=at if isinstance(at, str) else "",
-                                 summary=summary))
+        self.add(
+            CompactionEntry(id=id, parent_id=self.cur, created_at=at if isinstance(at, str) else "", summary=summary)
+        )
         for k, h in enumerate(history):
             if isinstance(h, dict) and h.get("type") in ("message", *_ASSISTANT_ITEMS, *_OUTPUT_ITEMS):
                 self.item(f"{id}.r{k}", -1, h, at, injected="codex:replacement_history")
             else:
-                self.add(custom(f"codex.replacement_history.{h.get('type') if isinstance(h, dict) else 'item'}",
-                                h if isinstance(h, dict) else {"item": h}, f"{id}.r{k}", self.cur, at))
+                self.add(
+                    custom(
+                        f"codex.replacement_history.{h.get('type') if isinstance(h, dict) else 'item'}",
+                        h if isinstance(h, dict) else {"item": h},
+                        f"{id}.r{k}",
+                        self.cur,
+                        at,
+                    )
+                )
         self.open = None
 
     def rollback(self, id: str, obj: dict[str, Any], p: dict[str, Any], at: Any) -> None:

@@ -29,7 +29,17 @@ from typing import Any
 from .. import ai
 from ..session import CompactionEntry, Entry
 from .common import (
-    Loaded, Record, custom, dedupe, guarded, image_block, int_usage, message, need_str, safe_session_id, text,
+    Loaded,
+    Record,
+    custom,
+    dedupe,
+    guarded,
+    image_block,
+    int_usage,
+    message,
+    need_str,
+    safe_session_id,
+    text,
     tool_call,
 )
 
@@ -92,11 +102,16 @@ def _entry(obj: dict[str, Any], root_id: str) -> list[Entry]:
     if t == "custom_message":
         return [_custom_message(id, parent, at, obj.get("customType"), obj.get("content"), obj.get("display"))]
     if t == "compaction":
-        return [CompactionEntry(
-            id=id, parent_id=parent, created_at=at if isinstance(at, str) else "",
-            summary=str(obj.get("summary") or ""), first_kept_id=str(obj.get("firstKeptEntryId") or ""),
-            tokens_before=int(obj.get("tokensBefore") or 0),
-        )]
+        return [
+            CompactionEntry(
+                id=id,
+                parent_id=parent,
+                created_at=at if isinstance(at, str) else "",
+                summary=str(obj.get("summary") or ""),
+                first_kept_id=str(obj.get("firstKeptEntryId") or ""),
+                tokens_before=int(obj.get("tokensBefore") or 0),
+            )
+        ]
     if t == "branch_summary" and obj.get("summary"):
         summary = ai.Text(BRANCH_PREFIX + str(obj["summary"]))
         msg = ai.Message(role="user", content=[summary], origin="pi:branch_summary")
@@ -106,7 +121,9 @@ def _entry(obj: dict[str, Any], root_id: str) -> list[Entry]:
 
 def _custom_message(id: str, parent: str, at: Any, ctype: Any, content: Any, display: Any) -> Entry:
     msg = ai.Message(
-        role="user", content=blocks(content), origin=f"pi:{ctype or 'custom'}",
+        role="user",
+        content=blocks(content),
+        origin=f"pi:{ctype or 'custom'}",
         injected=None if display else ai.Injection.META,
     )
     return message(id, parent, at, msg)
@@ -125,7 +142,9 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
             out.append(custom("pi.thinking", {"thinking": thinking}, f"{id}.thinking", parent, at))
             parent = out[0].id
         msg = ai.Message(
-            role="assistant", content=blocks(content), usage=int_usage(m.get("usage")),
+            role="assistant",
+            content=blocks(content),
+            usage=int_usage(m.get("usage")),
             stop_reason=m.get("stopReason") if isinstance(m.get("stopReason"), str) else None,
             model=m.get("model") if isinstance(m.get("model"), str) else None,
         )
@@ -133,7 +152,9 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
         return out
     if role == "toolResult":
         msg = ai.Message(
-            role="tool_result", content=blocks(m.get("content")), is_error=bool(m.get("isError")),
+            role="tool_result",
+            content=blocks(m.get("content")),
+            is_error=bool(m.get("isError")),
             tool_call_id=need_str(m.get("toolCallId"), "toolCallId"),
             tool_name=m.get("toolName") if isinstance(m.get("toolName"), str) else None,
         )

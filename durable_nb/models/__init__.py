@@ -38,7 +38,7 @@ class Model(Protocol):
     def stream(self, messages: Sequence[ai.Message]) -> Iterable[str | ai.Message]: ...
 
 
-ModelLike = Union[Model, Callable[[list[ai.Message]], Union[str, ai.Message]], str, None]
+ModelLike = Union[Model, Callable[[list[ai.Message]], str | ai.Message], str, None]
 
 
 class CallableModel:
@@ -84,7 +84,9 @@ def build(model: ModelLike) -> Model:
         return model
     if callable(model):
         return CallableModel(model)
-    raise ModelError(f"{model!r} is not a model: pass a name, a callable f(messages) -> str, or an object with stream()")
+    raise ModelError(
+        f"{model!r} is not a model: pass a name, a callable f(messages) -> str, or an object with stream()"
+    )
 
 
 def build_named(spec: str) -> Model:
@@ -119,7 +121,7 @@ def split_base_url(name: str) -> tuple[str, str | None]:
     for scheme in ("@http://", "@https://"):
         i = name.rfind(scheme)
         if i > 0:
-            return name[:i], name[i + 1:]
+            return name[:i], name[i + 1 :]
     return name, None
 
 
@@ -128,5 +130,15 @@ def model_name(model: object) -> str:
     return str(getattr(model, "name", None) or type(model).__name__)
 
 
-__all__ = ["ENV_VAR", "CallableModel", "Model", "ModelLike", "OfflineModel", "PROVIDERS", "build", "build_named", "model_name",
-           "split_base_url"]
+__all__ = [
+    "ENV_VAR",
+    "CallableModel",
+    "Model",
+    "ModelLike",
+    "OfflineModel",
+    "PROVIDERS",
+    "build",
+    "build_named",
+    "model_name",
+    "split_base_url",
+]

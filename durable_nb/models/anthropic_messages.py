@@ -32,8 +32,10 @@ PROVIDER = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
 PLACEHOLDER_KEY = "no-key-needed"
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
-NO_KEY = ("{name} needs an API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or an ANTHROPIC_PROFILE) "
-          "in the environment")
+NO_KEY = (
+    "{name} needs an API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or an ANTHROPIC_PROFILE) "
+    "in the environment"
+)
 
 
 def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
@@ -93,8 +95,10 @@ def _block(b: ai.Block) -> dict[str, Any] | None:
     if isinstance(b, ai.File) and b.mime_type == "application/pdf":
         doc = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(b.data)}}
     elif isinstance(b, ai.File) and is_text_file(b.mime_type):
-        doc = {"type": "document",
-               "source": {"type": "text", "media_type": "text/plain", "data": b.data.decode("utf-8", "replace")}}
+        doc = {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": b.data.decode("utf-8", "replace")},
+        }
     elif isinstance(b, (ai.Image, ai.File)):
         return {"type": "text", "text": omitted(b, "the Anthropic Messages API")}
     else:
@@ -123,8 +127,13 @@ def from_anthropic(msg: Any) -> ai.Message:
             content.append(ai.Text(b.text))
         elif b.type == "tool_use":
             content.append(ai.ToolCall(b.id, b.name, dict(b.input or {})))
-    return ai.Message(role="assistant", content=content, usage=usage_of(msg.usage) if msg.usage else None,
-                      stop_reason=msg.stop_reason, model=msg.model)
+    return ai.Message(
+        role="assistant",
+        content=content,
+        usage=usage_of(msg.usage) if msg.usage else None,
+        stop_reason=msg.stop_reason,
+        model=msg.model,
+    )
 
 
 class AnthropicMessages:
@@ -134,8 +143,14 @@ class AnthropicMessages:
     from :meth:`stream` as one-line :class:`~durable_nb.errors.ModelError`.
     """
 
-    def __init__(self, model: str, *, base_url: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 client: anthropic.Anthropic | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        client: anthropic.Anthropic | None = None,
+    ) -> None:
         self.model = model
         self.name = f"{PROVIDER}:{model}"
         self.max_tokens = max_tokens
@@ -161,7 +176,9 @@ class AnthropicMessages:
         """
         try:
             with self.client.messages.stream(
-                model=self.model, max_tokens=self.max_tokens, messages=to_anthropic(messages),
+                model=self.model,
+                max_tokens=self.max_tokens,
+                messages=to_anthropic(messages),
             ) as events:
                 for text in events.text_stream:
                     if text:
@@ -172,9 +189,15 @@ class AnthropicMessages:
                 raise
             raise ModelError(NO_KEY.format(name=self.name)) from None
         except Exception as e:
-            err = provider_error(PROVIDER, e, model=self.model, base_url=str(self.client.base_url),
-                                 key_hint="ANTHROPIC_API_KEY", secrets=[self.client.api_key, self.client.auth_token],
-                                 url_hint=f"set ANTHROPIC_BASE_URL or write {PROVIDER}:{self.model}@<base URL>")
+            err = provider_error(
+                PROVIDER,
+                e,
+                model=self.model,
+                base_url=str(self.client.base_url),
+                key_hint="ANTHROPIC_API_KEY",
+                secrets=[self.client.api_key, self.client.auth_token],
+                url_hint=f"set ANTHROPIC_BASE_URL or write {PROVIDER}:{self.model}@<base URL>",
+            )
             if err is None:
                 raise
             raise err from None  # the cause may quote the key back

@@ -15,10 +15,19 @@ from collections.abc import Callable, Iterable
 from .. import ai
 
 TEXT_MIME_PREFIXES = ("text/",)
-TEXT_MIME_TYPES = frozenset({
-    "application/json", "application/xml", "application/yaml", "application/x-yaml", "application/toml",
-    "application/javascript", "application/x-python", "application/sql", "application/csv",
-})
+TEXT_MIME_TYPES = frozenset(
+    {
+        "application/json",
+        "application/xml",
+        "application/yaml",
+        "application/x-yaml",
+        "application/toml",
+        "application/javascript",
+        "application/x-python",
+        "application/sql",
+        "application/csv",
+    }
+)
 
 
 def reminder_text(text: str) -> str:

@@ -22,8 +22,9 @@ MAX_DETAIL = 240
 def cut_short(provider: str, base_url: str, field: str) -> ModelError:
     """Return the error for a stream that ended without its ``field`` (a stop or finish
     reason): the connection was cut, so the reply is not stored as if it were whole."""
-    return ModelError(f"{provider}: the reply from {safe_url(base_url)} ended before it finished "
-                      f"(no {field}) — run the cell again")
+    return ModelError(
+        f"{provider}: the reply from {safe_url(base_url)} ended before it finished (no {field}) — run the cell again"
+    )
 
 
 def provider_error(
@@ -52,23 +53,36 @@ def provider_error(
     names = {c.__name__ for c in type(exc).__mro__}
     if isinstance(status, int) and status < 400:  # an error event inside a 200 stream
         kind = _error_type(exc)
-        text = (f"{provider}: {kind or 'error'} from {where} while streaming: {_detail(exc)} — "
-                f"try again (run the cell again)")
+        text = (
+            f"{provider}: {kind or 'error'} from {where} while streaming: {_detail(exc)} — "
+            f"try again (run the cell again)"
+        )
     elif isinstance(status, int):
         detail = _detail(exc)
         if status in (401, 403):
-            todo = (f"check {key_hint} (read from the environment; keep keys out of the notebook)"
-                    if status == 401 else f"the key in {key_hint} may not use {model!r}")
-            text = f"{provider}: {status} {'authentication failed' if status == 401 else 'permission denied'} " \
-                   f"at {where}: {detail} — {todo}"
+            todo = (
+                f"check {key_hint} (read from the environment; keep keys out of the notebook)"
+                if status == 401
+                else f"the key in {key_hint} may not use {model!r}"
+            )
+            text = (
+                f"{provider}: {status} {'authentication failed' if status == 401 else 'permission denied'} "
+                f"at {where}: {detail} — {todo}"
+            )
         elif status == 404:
-            text = (f"{provider}: 404 model {model!r} not found at {where}: {detail} — check the model name "
-                    f"(a local server lists its models at <base URL>/models)")
+            text = (
+                f"{provider}: 404 model {model!r} not found at {where}: {detail} — check the model name "
+                f"(a local server lists its models at <base URL>/models)"
+            )
         elif status == 429:
-            text = (f"{provider}: 429 rate limited at {where}: {detail} — wait a moment and run the cell again, "
-                    f"or check your plan's limits")
+            text = (
+                f"{provider}: 429 rate limited at {where}: {detail} — wait a moment and run the cell again, "
+                f"or check your plan's limits"
+            )
         elif status >= 500:
-            text = f"{provider}: {status} server error at {where}: {detail} — the service is busy or down; try again later"
+            text = (
+                f"{provider}: {status} server error at {where}: {detail} — the service is busy or down; try again later"
+            )
         else:
             text = f"{provider}: {status} request refused at {where}: {detail}"
     elif "APIConnectionError" in names:
@@ -76,8 +90,7 @@ def provider_error(
         reason = _one_line(str(exc.__cause__ or exc)) if not timeout else "timed out"
         text = f"{provider}: cannot reach {where} ({reason}) — is the server running? To use another, {url_hint}"
     elif "APIError" in names:  # an error event inside the stream
-        text = (f"{provider}: error from {where} while streaming: {_detail(exc)} — "
-                f"try again (run the cell again)")
+        text = f"{provider}: error from {where} while streaming: {_detail(exc)} — try again (run the cell again)"
     elif type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "requests", "urllib3"):
         text = f"{provider}: the connection to {where} failed mid-reply ({type(exc).__name__}: {_one_line(str(exc))})"
     else:

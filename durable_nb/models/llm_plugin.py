@@ -26,7 +26,9 @@ from .failures import provider_error
 PROVIDER = "llm"
 
 
-def to_llm(messages: Sequence[ai.Message], attachment_types: frozenset[str] | set[str] = frozenset()) -> list[llm.Message]:
+def to_llm(
+    messages: Sequence[ai.Message], attachment_types: frozenset[str] | set[str] = frozenset()
+) -> list[llm.Message]:
     """Return llm's ``Message`` list for our messages, in order (llm's plugin then speaks the wire format).
 
     - user messages, injected ones included, go as ``user``; each message's
@@ -42,16 +44,26 @@ def to_llm(messages: Sequence[ai.Message], attachment_types: frozenset[str] | se
     """
     out: list[llm.Message] = []
     for m in messages:
+
         def other(b: ai.Block) -> str | None:
             if isinstance(b, (ai.Image, ai.File)) and b.mime_type not in attachment_types:
-                return file_text(b) if isinstance(b, ai.File) and is_text_file(b.mime_type) else omitted(b, "this llm model")
+                return (
+                    file_text(b)
+                    if isinstance(b, ai.File) and is_text_file(b.mime_type)
+                    else omitted(b, "this llm model")
+                )
             return None
 
         text = flatten(m.content, other)
-        attachments = [llm.Attachment(type=b.mime_type, content=b.data) for b in m.content
-                       if isinstance(b, (ai.Image, ai.File)) and b.mime_type in attachment_types]
+        attachments = [
+            llm.Attachment(type=b.mime_type, content=b.data)
+            for b in m.content
+            if isinstance(b, (ai.Image, ai.File)) and b.mime_type in attachment_types
+        ]
         if m.role == "tool_result":
-            part = ToolResultPart(name=m.tool_name or "", output=text, tool_call_id=m.tool_call_id, attachments=attachments)
+            part = ToolResultPart(
+                name=m.tool_name or "", output=text, tool_call_id=m.tool_call_id, attachments=attachments
+            )
             out.append(llm.Message(role="tool", parts=[part]))
             continue
         parts: list[Any] = [TextPart(text=text)] if text else []
@@ -89,8 +101,10 @@ class LlmModel:
         try:
             self.model = llm.get_model(model_id)
         except llm.UnknownModelError as e:
-            raise ModelError(f"{self.name}: {e.args[0] if e.args else 'unknown model'} — `llm models` lists the "
-                             f"installed models, `llm install <plugin>` adds more") from None
+            raise ModelError(
+                f"{self.name}: {e.args[0] if e.args else 'unknown model'} — `llm models` lists the "
+                f"installed models, `llm install <plugin>` adds more"
+            ) from None
         self.model_id = model_id
         if getattr(self.model, "needs_key", None):
             try:
@@ -114,9 +128,13 @@ class LlmModel:
             needs = getattr(self.model, "needs_key", None)
             env = getattr(self.model, "key_env_var", None)
             err = provider_error(
-                PROVIDER, e, model=self.model_id,
+                PROVIDER,
+                e,
+                model=self.model_id,
                 base_url=getattr(self.model, "api_base", None) or f"the server of llm model {self.model_id}",
-                key_hint=f"the key (`llm keys set {needs}`{' or ' + env if env else ''})" if needs else "the model's key",
+                key_hint=f"the key (`llm keys set {needs}`{' or ' + env if env else ''})"
+                if needs
+                else "the model's key",
                 url_hint="change the model's api_base in llm's extra-openai-models.yaml (or its plugin's settings)",
                 secrets=[self._key()],
             )
@@ -125,10 +143,17 @@ class LlmModel:
             raise err from None  # the cause may quote the key back
         content: list[ai.Block] = [ai.Text(response.text())] if response.text() else []
         content += [ai.ToolCall(c.tool_call_id or "", c.name, dict(c.arguments or {})) for c in calls]
-        tokens = {k: v for k, v in (("input_tokens", usage.input), ("output_tokens", usage.output)) if isinstance(v, int)}
+        tokens = {
+            k: v for k, v in (("input_tokens", usage.input), ("output_tokens", usage.output)) if isinstance(v, int)
+        }
         model = data.get("model") if isinstance(data, dict) and isinstance(data.get("model"), str) else None
-        yield ai.Message(role="assistant", content=content, usage=tokens or None, stop_reason=stop_reason_of(data),
-                         model=model or self.model_id)
+        yield ai.Message(
+            role="assistant",
+            content=content,
+            usage=tokens or None,
+            stop_reason=stop_reason_of(data),
+            model=model or self.model_id,
+        )
 
     def _key(self) -> str | None:
         try:

@@ -6,8 +6,8 @@ from collections.abc import Iterator, Sequence
 
 from .. import ai
 
-MAX_SHOWN = 40       # messages listed in full; earlier ones are counted
-MAX_CHARS = 300      # characters shown of one message's text
+MAX_SHOWN = 40  # messages listed in full; earlier ones are counted
+MAX_CHARS = 300  # characters shown of one message's text
 
 
 def describe(m: ai.Message) -> str:
@@ -49,5 +49,6 @@ class OfflineModel:
             lines.append(f"{i + 1}. {describe(messages[i])}")
         chunks = [line + "\n" for line in lines]
         yield from chunks
-        yield ai.Message(role="assistant", content=[ai.Text("".join(chunks).rstrip("\n"))], model="offline",
-                         stop_reason="end_turn")
+        yield ai.Message(
+            role="assistant", content=[ai.Text("".join(chunks).rstrip("\n"))], model="offline", stop_reason="end_turn"
+        )

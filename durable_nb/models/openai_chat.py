@@ -61,7 +61,10 @@ def to_openai(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
             out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": flatten(m.content)})
             parts = [_part(b) for b in m.content if isinstance(b, (ai.Image, ai.File))]
             if parts:
-                pending += [{"type": "text", "text": f"Attachments of the result of tool call {m.tool_call_id}:"}, *parts]
+                pending += [
+                    {"type": "text", "text": f"Attachments of the result of tool call {m.tool_call_id}:"},
+                    *parts,
+                ]
         elif m.role == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": flatten(m.content)}
             calls = m.tool_calls()
@@ -158,8 +161,13 @@ class _Reply:
         for i in sorted(self.calls):
             c = self.calls[i]
             content.append(ai.ToolCall(c["id"], c["name"], _arguments(c["arguments"])))
-        return ai.Message(role="assistant", content=content, usage=self.usage, stop_reason=self.stop_reason,
-                          model=self.model or fallback_model)
+        return ai.Message(
+            role="assistant",
+            content=content,
+            usage=self.usage,
+            stop_reason=self.stop_reason,
+            model=self.model or fallback_model,
+        )
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -184,7 +192,9 @@ class OpenAIChat:
         self.name = f"{PROVIDER}:{model}"
         if client is None:
             target = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-            key = None if os.environ.get("OPENAI_API_KEY") or target.rstrip("/") == DEFAULT_BASE_URL else PLACEHOLDER_KEY
+            key = (
+                None if os.environ.get("OPENAI_API_KEY") or target.rstrip("/") == DEFAULT_BASE_URL else PLACEHOLDER_KEY
+            )
             try:
                 client = openai.OpenAI(base_url=base_url, api_key=key)
             except openai.OpenAIError:
@@ -204,16 +214,25 @@ class OpenAIChat:
         reply = _Reply()
         try:
             with self.client.chat.completions.create(
-                model=self.model, messages=to_openai(messages), stream=True, stream_options={"include_usage": True},
+                model=self.model,
+                messages=to_openai(messages),
+                stream=True,
+                stream_options={"include_usage": True},
             ) as chunks:
                 for chunk in chunks:
                     delta = reply.add(chunk)
                     if delta:
                         yield delta
         except Exception as e:
-            err = provider_error(PROVIDER, e, model=self.model, base_url=str(self.client.base_url),
-                                 key_hint="OPENAI_API_KEY", secrets=[self.client.api_key],
-                                 url_hint=f"set OPENAI_BASE_URL or write {PROVIDER}:{self.model}@<base URL>")
+            err = provider_error(
+                PROVIDER,
+                e,
+                model=self.model,
+                base_url=str(self.client.base_url),
+                key_hint="OPENAI_API_KEY",
+                secrets=[self.client.api_key],
+                url_hint=f"set OPENAI_BASE_URL or write {PROVIDER}:{self.model}@<base URL>",
+            )
             if err is None:
                 raise
             raise err from None  # the cause may quote the key back

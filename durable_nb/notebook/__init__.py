@@ -8,7 +8,7 @@ Python access: e.g. ``current().agent.model = my_function``.
 from __future__ import annotations
 
 from .magics import DurableMagics
-from .state import NotebookSession, Note
+from .state import Note, NotebookSession
 
 _magics: DurableMagics | None = None
 

@@ -92,12 +92,20 @@ def documented(func):
         kwds(formatter_class=_RawHelp),
         argument("words", nargs="*", help="line magic: a verb and its arguments (see above)"),
         argument("--meta", action="store_true", help="stage this cell as a meta entry (kept, hidden from transcripts)"),
-        argument("--ephemeral", action="store_true", help="stage this cell as an ephemeral entry (next turn only, never stored)"),
-        argument("--note", action="store_true", help="append this cell as a note entry (kept, never sent to the model)"),
+        argument(
+            "--ephemeral",
+            action="store_true",
+            help="stage this cell as an ephemeral entry (next turn only, never stored)",
+        ),
+        argument(
+            "--note", action="store_true", help="append this cell as a note entry (kept, never sent to the model)"
+        ),
         argument("--chat", action="store_true", help="append at the current leaf even if this cell ran before"),
         argument("--out", metavar="VAR", help="also bind the reply text to the notebook variable VAR"),
         argument("--no-interpolate", action="store_true", help="send the text as written: no {{name}} substitution"),
-        argument("--dry-run", action="store_true", help="show the messages the turn would send; call no model, write nothing"),
+        argument(
+            "--dry-run", action="store_true", help="show the messages the turn would send; call no model, write nothing"
+        ),
         argument("--keep", metavar="N", type=int, help="compact: turns to keep verbatim (default 0)"),
     ]
     for deco in reversed(decorators):
@@ -161,8 +169,14 @@ def parse(line: str, cell: bool) -> Call:
         raise UsageError(f"choose one of --{' / --'.join(kinds)}: a cell is one kind of entry")
     if ns.out is not None and (not ns.out.isidentifier() or keyword.iskeyword(ns.out)):
         raise UsageError(f"--out needs a Python variable name, not {ns.out!r}")
-    common = dict(kind=kinds[0] if kinds else None, chat=ns.chat, out=ns.out,
-                  interpolate=not ns.no_interpolate, dry_run=ns.dry_run, keep=ns.keep)
+    common = dict(
+        kind=kinds[0] if kinds else None,
+        chat=ns.chat,
+        out=ns.out,
+        interpolate=not ns.no_interpolate,
+        dry_run=ns.dry_run,
+        keep=ns.keep,
+    )
     if cell:
         if words:
             w = words[0]
@@ -183,7 +197,10 @@ def parse(line: str, cell: bool) -> Call:
     verb = words[0] if words else ("dry-run" if ns.dry_run else "status")
     if verb not in VERBS:
         hint = suggest(verb, VERBS)
-        raise UsageError(f"unknown verb {verb!r}{hint}; " + ("%durable? explains the verbs" if hint else f"verbs: {', '.join(VERBS)}"))
+        raise UsageError(
+            f"unknown verb {verb!r}{hint}; "
+            + ("%durable? explains the verbs" if hint else f"verbs: {', '.join(VERBS)}")
+        )
     lo, hi, usage = VERBS[verb]
     args = tuple(words[1:])
     if not lo <= len(args) <= hi:

@@ -34,8 +34,12 @@ from .tags import current_cell
 class DurableMagics(Magics):
     """``%%durable`` / ``%durable``; settings via ``%config DurableMagics.<name> = ...``."""
 
-    model = Unicode("", help="Model for turns: 'offline', 'openai:<model>', ... ('' = $DURABLE_NB_MODEL or offline).").tag(config=True)
-    store = Unicode(".durable", help="Store folder; relative paths are from the kernel's working directory (the notebook's folder).").tag(config=True)
+    model = Unicode(
+        "", help="Model for turns: 'offline', 'openai:<model>', ... ('' = $DURABLE_NB_MODEL or offline)."
+    ).tag(config=True)
+    store = Unicode(
+        ".durable", help="Store folder; relative paths are from the kernel's working directory (the notebook's folder)."
+    ).tag(config=True)
     session = Unicode("", help="Session id to use ('' = named after the notebook, or 'default').").tag(config=True)
     throttle = Float(0.05, help="Seconds between re-renders of a streaming reply.").tag(config=True)
 
@@ -106,13 +110,17 @@ class DurableMagics(Magics):
         rewound = st.rewind_for(info.origin, call.chat)
         if rewound is not None:
             left = before - st.agent.depth
-            print(f"↺ this cell ran before: rewound to before its entry {rewound.id} "
-                  f"({plural(left, 'entry', 'entries')} left the active path and stay on a sibling branch)")
+            print(
+                f"↺ this cell ran before: rewound to before its entry {rewound.id} "
+                f"({plural(left, 'entry', 'entries')} left the active path and stay on a sibling branch)"
+            )
         if kind in ("meta", "ephemeral"):
             replaced = st.stage(kind, body, info.origin)
             st.sync()
-            print(f"{'re-staged' if replaced else 'staged'} {kind}: {short(body)!r} "
-                  f"({len(st.staged)} staged for the next turn)")
+            print(
+                f"{'re-staged' if replaced else 'staged'} {kind}: {short(body)!r} "
+                f"({len(st.staged)} staged for the next turn)"
+            )
             return None
         if kind == "note":
             note = st.note(body, info.cell_id)
@@ -143,8 +151,9 @@ class DurableMagics(Magics):
     def _after_failure(st: NotebookSession, turn: Turn, what: str) -> str:
         if not turn.input_ids:
             return f"{what} before anything was written; re-run the cell to try again"
-        return (f"{what}; your message is saved (leaf {st.own.leaf_id}), the partial reply is not; "
-                f"re-run the cell to retry")
+        return (
+            f"{what}; your message is saved (leaf {st.own.leaf_id}), the partial reply is not; re-run the cell to retry"
+        )
 
     def _model_label(self, st: NotebookSession) -> str:
         try:
@@ -166,7 +175,8 @@ class DurableMagics(Magics):
             f"session  {a.session_id}  ({where})",
             f"model    {model_label(st.own.model)}",
             f"leaf     {a.leaf_id or '(root: nothing yet)'}  ({plural(a.depth, 'entry', 'entries')} on the active path)",
-            f"entries  {len(a.entries())}" + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else "")
+            f"entries  {len(a.entries())}"
+            + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else "")
             + (" (ephemeral ones live in this kernel only)" if "ephemeral" in c else ""),
             self._staged_text(st),
         ]
@@ -223,13 +233,17 @@ class DurableMagics(Magics):
 
     def _verb_use(self, call) -> None:
         a = self.state.use(call.args[0])
-        print(f"using session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'})")
+        print(
+            f"using session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'})"
+        )
 
     def _verb_open(self, call) -> None:
         imp = self.state.open(call.args[0])
         a = imp.agent
-        print(f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
-              "status/show/dry-run/branch inspect it; fork <new-id> continues it here; %durable close returns")
+        print(
+            f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
+            "status/show/dry-run/branch inspect it; fork <new-id> continues it here; %durable close returns"
+        )
         for w in imp.warnings:
             print(f"warning: {w}")
 
@@ -251,10 +265,16 @@ class DurableMagics(Magics):
 
     def _verb_fork(self, call) -> None:
         st = self.state
-        old = f"{st.inspected.source} (opened read-only, left as it was)" if st.inspected is not None else st.own.session_id
+        old = (
+            f"{st.inspected.source} (opened read-only, left as it was)"
+            if st.inspected is not None
+            else st.own.session_id
+        )
         a = st.fork(call.args[0])
-        print(f"forked {old} into {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}); "
-              f"the notebook now uses {a.session_id}")
+        print(
+            f"forked {old} into {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}); "
+            f"the notebook now uses {a.session_id}"
+        )
 
     def _verb_compact(self, call) -> None:
         e = self.state.compact(call.keep or 0)
@@ -262,8 +282,10 @@ class DurableMagics(Magics):
             print("nothing to compact")
         else:
             kept = f"verbatim from entry {e.first_kept_id}" if e.first_kept_id else "no turn kept verbatim"
-            print(f"compacted: entry {e.id} summarises ~{e.tokens_before} tokens ({kept}); "
-                  "branching to an earlier entry gives the full history back")
+            print(
+                f"compacted: entry {e.id} summarises ~{e.tokens_before} tokens ({kept}); "
+                "branching to an earlier entry gives the full history back"
+            )
 
     def _verb_model(self, call) -> None:
         if call.args:

@@ -63,7 +63,7 @@ class ReplyView:
     def update(self, text: str) -> None:
         """Show ``text`` (the reply so far) if the throttle allows."""
         if not self.in_kernel:
-            print(text[self._printed:], end="", flush=True)
+            print(text[self._printed :], end="", flush=True)
             self._printed = len(text)
             return
         now = time.monotonic()
@@ -75,7 +75,7 @@ class ReplyView:
     def final(self, text: str, note: str = "") -> None:
         """Show the complete (or, with ``note``, partial) reply."""
         if not self.in_kernel:
-            print(text[self._printed:] + (f"\n[{note}]" if note else ""), flush=True)
+            print(text[self._printed :] + (f"\n[{note}]" if note else ""), flush=True)
             self._printed = len(text)
             return
         if not text and not note:

@@ -289,8 +289,9 @@ class NotebookSession:
         """Return the next turn's input: the staged entries in staging order, then the cell's message."""
         return [*self.staged, *([user_entry(body, origin)] if body is not None else [])]
 
-    def preview(self, body: str | None, origin: str | None, chat: bool = False,
-                kind: str = "turn") -> tuple[list[ai.Message], list[ai.Message]]:
+    def preview(
+        self, body: str | None, origin: str | None, chat: bool = False, kind: str = "turn"
+    ) -> tuple[list[ai.Message], list[ai.Message]]:
         """Return ``(messages, new)``: exactly what the next turn would send, and which of them are new input.
 
         ``kind="turn"`` previews running the cell ``body``; ``"meta"`` or
@@ -305,8 +306,10 @@ class NotebookSession:
         if kind == "turn":
             new = self.inputs(body, origin)
         else:
-            new = [*(s for s in self.staged if not (origin and s.message.origin == origin)),
-                   injected_entry(kind, body or "", origin)]
+            new = [
+                *(s for s in self.staged if not (origin and s.message.origin == origin)),
+                injected_entry(kind, body or "", origin),
+            ]
         e = self.cell_position(origin, chat)
         return agent.preview(*new, at=e.parent_id if e is not None else None), [x.message for x in new]
 
@@ -379,7 +382,9 @@ class NotebookSession:
         when the path has fewer turns.
         """
         path = self.agent.path()
-        starts = [e for e in path if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None]
+        starts = [
+            e for e in path if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None
+        ]
         if turns < 1:
             raise UsageError("rewind needs a number of turns, 1 or more")
         if len(starts) < turns:
@@ -447,7 +452,9 @@ class NotebookSession:
             except DurableError:
                 raise UsageError(f"no file {ref!r} and no session of that id in {self.store.root}") from None
             if not p.is_file():
-                raise UsageError(f"no file {ref!r} and no session {ref!r} in {self.store.root}; %durable sessions lists them")
+                raise UsageError(
+                    f"no file {ref!r} and no session {ref!r} in {self.store.root}; %durable sessions lists them"
+                )
         try:
             imported = open_session(p)
         except DurableError as e:

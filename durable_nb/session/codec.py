@@ -81,8 +81,9 @@ def decode_block(d: dict[str, Any]) -> ai.Block:
             return ai.Image(base64.b64decode(d["data"]), "image/png" if mime is None else mime)
         if t == "file":
             mime = _str(d, "mime_type")
-            return ai.File(base64.b64decode(d["data"]), "application/octet-stream" if mime is None else mime,
-                           _str(d, "name") or "")
+            return ai.File(
+                base64.b64decode(d["data"]), "application/octet-stream" if mime is None else mime, _str(d, "name") or ""
+            )
     except KeyError as e:
         raise DecodeError(f"{t} block is missing {e.args[0]!r}") from None
     except (TypeError, ValueError) as e:
@@ -183,8 +184,13 @@ def _encode_custom(entry: CustomEntry) -> dict[str, Any]:
     for name in entry.__struct_fields__:
         if name not in _CUSTOM_BASE:
             data[name] = getattr(entry, name)
-    out = {"type": "custom", "id": entry.id, "parent_id": entry.parent_id, "created_at": entry.created_at,
-           "kind": entry.kind}
+    out = {
+        "type": "custom",
+        "id": entry.id,
+        "parent_id": entry.parent_id,
+        "created_at": entry.created_at,
+        "kind": entry.kind,
+    }
     if data:
         out["data"] = data
     return out
@@ -220,8 +226,12 @@ def decode(d: dict[str, Any]) -> Entry:
             if type(tokens) not in (int, float):
                 raise DecodeError("compaction entry: 'tokens_before' must be a number")
             return CompactionEntry(
-                id=id_, parent_id=parent, created_at=created, summary=_str(d, "summary") or "",
-                first_kept_id=_str(d, "first_kept_id") or "", tokens_before=int(tokens),
+                id=id_,
+                parent_id=parent,
+                created_at=created,
+                summary=_str(d, "summary") or "",
+                first_kept_id=_str(d, "first_kept_id") or "",
+                tokens_before=int(tokens),
             )
         if t == "custom":
             kind = _str(d, "kind") or ""

@@ -22,7 +22,7 @@ subclass may hold anything.
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -119,7 +119,7 @@ def new_id() -> str:
 
 def now() -> str:
     """Return the current UTC time as an ISO 8601 string (microseconds, ``Z``)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def is_ephemeral(entry: Entry) -> bool:

@@ -254,7 +254,7 @@ def _strict_entries(f: Path, data: bytes) -> list[Entry] | None:
         return None
     first = data.find(b"\n")
     _record(f, data[:first])
-    entries = decode_lines(memoryview(data)[first + 1:])
+    entries = decode_lines(memoryview(data)[first + 1 :])
     if entries is None or len(entries) != data.count(b"\n") - 1:
         return None
     return entries

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
+
 from ..errors import SessionExists, SessionNotFound
 from .codec import decode, decode_lines, encode_line
 from .entry import Entry, now

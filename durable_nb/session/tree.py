@@ -40,7 +40,7 @@ class Node:
     """One entry of :func:`tree` and its children, oldest first."""
 
     entry: Entry
-    children: list["Node"] = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)
 
 
 def tree(entries: Iterable[Entry]) -> list[Node]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 from durable_nb import ai, session
 
 
-def msg(id: str, parent: str = "", text: str = "", role: str = "user", injected=None, at: str = "") -> session.MessageEntry:
+def msg(
+    id: str, parent: str = "", text: str = "", role: str = "user", injected=None, at: str = ""
+) -> session.MessageEntry:
     return session.MessageEntry(
-        id=id, parent_id=parent, created_at=at,
+        id=id,
+        parent_id=parent,
+        created_at=at,
         message=ai.Message(role=role, content=[ai.Text(text or id)], injected=injected),
     )
 

@@ -98,7 +98,9 @@ def test_run_stream_events_and_wait():
 
 
 def test_plain_callable_model_returning_a_message():
-    agent = durable.Agent(model=lambda msgs: ai.Message(role="assistant", content=[ai.Text("hi")], usage={"output_tokens": 1}))
+    agent = durable.Agent(
+        model=lambda msgs: ai.Message(role="assistant", content=[ai.Text("hi")], usage={"output_tokens": 1})
+    )
     out = agent.run("q").wait()
     assert out[0].text() == "hi" and agent.messages()[-1].usage == {"output_tokens": 1}
 
@@ -124,6 +126,7 @@ def test_append_entries_without_a_model_never_builds_it():
 
 
 # -- bad input: a clear error and nothing lost ------------------------------------
+
 
 def test_depth_is_the_active_path_length_as_the_leaf_moves():
     agent = durable.Agent()

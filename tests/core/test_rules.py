@@ -126,9 +126,13 @@ def test_R6_model_view_meta_in_custom_out():
 
 def test_R6_latest_compaction_wins_and_elides_before_first_kept():
     path = [
-        msg("a"), msg("b", "a", role="assistant"), msg("c", "b"), msg("d", "c", role="assistant"),
+        msg("a"),
+        msg("b", "a", role="assistant"),
+        msg("c", "b"),
+        msg("d", "c", role="assistant"),
         session.CompactionEntry(id="k1", parent_id="d", summary="old summary", first_kept_id="c"),
-        msg("e", "k1"), msg("f", "e", role="assistant"),
+        msg("e", "k1"),
+        msg("f", "e", role="assistant"),
         session.CompactionEntry(id="k2", parent_id="f", summary="new summary", first_kept_id="e"),
         msg("g", "k2"),
     ]
@@ -147,8 +151,12 @@ def test_R6_compaction_with_empty_first_kept_keeps_only_what_follows():
 def test_R6_dangling_tool_calls_are_repaired():
     call = ai.Message(role="assistant", content=[ai.ToolCall("t1", "ls", {}), ai.ToolCall("t2", "cat", {"f": "x"})])
     result = ai.Message(role="tool_result", content=[ai.Text("files")], tool_call_id="t1")
-    path = [msg("u"), session.MessageEntry(id="c", parent_id="u", message=call),
-            session.MessageEntry(id="r", parent_id="c", message=result), msg("u2", "r")]
+    path = [
+        msg("u"),
+        session.MessageEntry(id="c", parent_id="u", message=call),
+        session.MessageEntry(id="r", parent_id="c", message=result),
+        msg("u2", "r"),
+    ]
     view = session.model_view(path)
     assert [m.role for m in view] == ["user", "assistant", "tool_result", "tool_result", "user"]
     synth = view[3]
@@ -161,7 +169,9 @@ def test_R6_dangling_tool_calls_are_repaired():
 def test_R7_transcript_hides_injected_keeps_custom_and_shows_text_blocks_only():
     tool = ai.Message(role="tool_result", tool_call_id="t", content=[ai.Text("42 files"), ai.Reminder("be brief")])
     path = [
-        msg("m", injected="meta"), msg("e", "m", injected="ephemeral"), msg("u", "m"),
+        msg("m", injected="meta"),
+        msg("e", "m", injected="ephemeral"),
+        msg("u", "m"),
         session.MessageEntry(id="t", parent_id="u", message=tool),
         Artifact(id="x", parent_id="t", kind="artifact"),
     ]
@@ -294,7 +304,7 @@ def test_R11_nothing_to_summarise_gives_no_entry_and_no_event():
 
 
 def test_R11_summary_is_written_by_the_sessions_own_model():
-    agent = durable.Agent(model=lambda m: "SUMMARY OF %d" % len(m))
+    agent = durable.Agent(model=lambda m: f"SUMMARY OF {len(m)}")
     agent.run("q1").wait()
     agent.run("q2").wait()
     entry = agent.compact(keep_turns=1, prompt="please summarise")
@@ -340,10 +350,21 @@ def test_R13_legacy_meta_flag_is_read_by_nothing_and_reported_once(tmp_path):
     f = tmp_path / "old.jsonl"
     lines = [
         {"type": "session_init", "id": "old", "parent_id": "", "created_at": "2025-01-01T00:00:00Z"},
-        {"type": "message", "id": "a", "parent_id": "", "created_at": "", "meta": True,
-         "message": {"role": "user", "content": [{"type": "text", "text": "skill body"}]}},
-        {"type": "message", "id": "b", "parent_id": "a", "created_at": "",
-         "message": {"role": "user", "content": [{"type": "text", "text": "question"}]}},
+        {
+            "type": "message",
+            "id": "a",
+            "parent_id": "",
+            "created_at": "",
+            "meta": True,
+            "message": {"role": "user", "content": [{"type": "text", "text": "skill body"}]},
+        },
+        {
+            "type": "message",
+            "id": "b",
+            "parent_id": "a",
+            "created_at": "",
+            "message": {"role": "user", "content": [{"type": "text", "text": "question"}]},
+        },
     ]
     f.write_text("".join(json.dumps(x) + "\n" for x in lines))
     with warnings.catch_warnings(record=True) as caught:

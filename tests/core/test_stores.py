@@ -60,12 +60,26 @@ def test_loaded_entries_are_copies(store):
 def test_every_block_type_round_trips(store):
     m = ai.Message(
         role="assistant",
-        content=[ai.Text("t"), ai.Reminder("r"), ai.Image(b"\x89PNG\x00", "image/png"),
-                 ai.File(b"%PDF", "application/pdf", "a.pdf"), ai.ToolCall("c1", "ls", {"dir": "/", "n": [1, 2]})],
-        usage={"input_tokens": 3, "output_tokens": 4}, stop_reason="tool_use", model="m1",
+        content=[
+            ai.Text("t"),
+            ai.Reminder("r"),
+            ai.Image(b"\x89PNG\x00", "image/png"),
+            ai.File(b"%PDF", "application/pdf", "a.pdf"),
+            ai.ToolCall("c1", "ls", {"dir": "/", "n": [1, 2]}),
+        ],
+        usage={"input_tokens": 3, "output_tokens": 4},
+        stop_reason="tool_use",
+        model="m1",
     )
-    r = ai.Message(role="tool_result", content=[ai.Text("ok")], tool_call_id="c1", tool_name="ls", is_error=True,
-                   injected=ai.Injection.EPHEMERAL, origin="harness")
+    r = ai.Message(
+        role="tool_result",
+        content=[ai.Text("ok")],
+        tool_call_id="c1",
+        tool_name="ls",
+        is_error=True,
+        injected=ai.Injection.EPHEMERAL,
+        origin="harness",
+    )
     store.create_session("a")
     entries = [session.MessageEntry(id="1", message=m), session.MessageEntry(id="2", parent_id="1", message=r)]
     store.append_entries("a", entries)
@@ -82,14 +96,20 @@ def test_unencodable_entry_writes_nothing(store):
 
 # -- the JSONL file itself ---------------------------------------------------------
 
+
 def test_jsonl_layout_follows_pi_go(tmp_path):
     st = session.JsonlStore(tmp_path)
     st.create_session("s")
     st.append_entries("s", [msg("1", text="hi", injected="meta")])
     first, second = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert first["type"] == "session_init" and first["id"] == "s" and first["parent_id"] == ""
-    assert second == {"type": "message", "id": "1", "parent_id": "", "created_at": "",
-                      "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "injected": "meta"}}
+    assert second == {
+        "type": "message",
+        "id": "1",
+        "parent_id": "",
+        "created_at": "",
+        "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "injected": "meta"},
+    }
 
 
 def test_torn_final_line_is_dropped_and_the_next_append_discards_it(tmp_path):
@@ -160,8 +180,12 @@ from hypothesis import strategies as st  # noqa: E402
 from durable_nb.session.jsonlstore import loads  # noqa: E402
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**64, max_value=2**200)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**64, max_value=2**200)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
     max_leaves=12,
 )
@@ -194,8 +218,10 @@ def test_log_values_msgspec_refuses_still_load_as_json_reads_them(tmp_path):
     st = session.JsonlStore(tmp_path)
     st.create_session("s")
     with open(tmp_path / "s.jsonl", "ab") as fh:
-        fh.write(b'{"type":"custom","id":"1","parent_id":"","created_at":"","kind":"k",'
-                 b'"data":{"x":NaN,"big":123456789012345678901234567890,"s":"\\ud800"}}\n')
+        fh.write(
+            b'{"type":"custom","id":"1","parent_id":"","created_at":"","kind":"k",'
+            b'"data":{"x":NaN,"big":123456789012345678901234567890,"s":"\\ud800"}}\n'
+        )
     data = st.load_entries("s")[0].data
     assert data["x"] != data["x"] and data["big"] == 123456789012345678901234567890 and data["s"] == "\ud800"
 
@@ -207,8 +233,17 @@ def test_a_loaded_session_adds_about_one_object_per_entry_for_the_cyclic_gc_to_w
     st.create_session("s")
     n = 5000
     usage = {"input_tokens": 3, "output_tokens": 5}
-    st.append_entries("s", [session.MessageEntry(id=f"e{i}", parent_id=f"e{i - 1}" if i else "", message=ai.Message(
-        "assistant", [ai.Text("a"), ai.Reminder("b")], usage=dict(usage), model="m")) for i in range(n)])
+    st.append_entries(
+        "s",
+        [
+            session.MessageEntry(
+                id=f"e{i}",
+                parent_id=f"e{i - 1}" if i else "",
+                message=ai.Message("assistant", [ai.Text("a"), ai.Reminder("b")], usage=dict(usage), model="m"),
+            )
+            for i in range(n)
+        ],
+    )
     gc.collect()
     before = len(gc.get_objects())
     loaded = st.load_entries("s")

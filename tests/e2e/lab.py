@@ -28,8 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -80,9 +85,17 @@ class LabServer:
         }
         env.pop("DURABLE_NB_MODEL", None)  # kernels use the offline model unless a notebook says otherwise
         cmd = [
-            sys.executable, "-m", self.app, "--no-browser", "--allow-root", "--ip=127.0.0.1",
-            f"--port={self.port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
-            f"--ServerApp.root_dir={self.root_dir}", "--expose-app-in-browser",
+            sys.executable,
+            "-m",
+            self.app,
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root_dir}",
+            "--expose-app-in-browser",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ]
         self._log = open(self.log_path, "wb")
@@ -172,7 +185,10 @@ def write_notebook(path: Path, cells) -> None:
 def launch_chromium(playwright, user_data_dir: Path, viewport=(1280, 900)):
     """Return a Playwright browser context on headless Debian chromium with a fresh profile."""
     return playwright.chromium.launch_persistent_context(
-        str(user_data_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+        str(user_data_dir),
+        executable_path=CHROMIUM,
+        headless=True,
+        args=CHROMIUM_ARGS,
         viewport={"width": viewport[0], "height": viewport[1]},
     )
 

@@ -33,10 +33,13 @@ def test_tags_widget_and_click_in_jupyterlab(lab, lab_root, page, screenshots):
     entries = load_log(store_file)
     metas = [e for e in entries if e.get("message", {}).get("injected") == "meta"]
     assert [(m["message"]["origin"], m["message"]["content"][0]["text"]) for m in metas] == [
-        ("cell:skill", "Skill: answer like a release manager.")]
+        ("cell:skill", "Skill: answer like a release manager.")
+    ]
     assert not any(e.get("message", {}).get("injected") == "ephemeral" for e in entries)
     # the ephemeral cell's text is stored nowhere but inside the offline replies that quote it
-    assert not [e for e in entries if "EPHEMERAL-7f3a" in json.dumps(e) and e.get("message", {}).get("role") != "assistant"]
+    assert not [
+        e for e in entries if "EPHEMERAL-7f3a" in json.dumps(e) and e.get("message", {}).get("role") != "assistant"
+    ]
     users = [e for e in entries if e.get("message", {}).get("role") == "user" and "injected" not in e["message"]]
     assert [u["message"]["origin"] for u in users] == ["cell:ask-1", "cell:ask-2"]
     assert users[0]["parent_id"] == metas[0]["id"]  # chained past the ephemeral entry
@@ -72,6 +75,7 @@ def test_tags_widget_and_click_in_jupyterlab(lab, lab_root, page, screenshots):
     out = leaf_cell.locator(".jp-OutputArea-output")
     page.wait_for_function(
         "([el, want]) => el.innerText.includes(want)",
-        arg=[out.element_handle(), "LEAF " + replies[0]["id"]], timeout=20_000,
+        arg=[out.element_handle(), "LEAF " + replies[0]["id"]],
+        timeout=20_000,
     )
     assert re.search(r"LEAF [0-9a-f]{12}", out.inner_text()).group(0) == "LEAF " + replies[0]["id"]

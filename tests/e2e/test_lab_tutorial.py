@@ -14,13 +14,16 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 def scroll_to_cell(page, cell_id: str) -> None:
     """Hide the file browser and scroll the notebook so the cell ``cell_id`` is at the top."""
-    page.evaluate("""async (id) => {
+    page.evaluate(
+        """async (id) => {
         const app = window.jupyterapp, nb = app.shell.currentWidget.content;
         app.shell.collapseLeft();
         const i = nb.widgets.findIndex(c => c.model.id === id);
         nb.activeCellIndex = i;
         await nb.scrollToItem(i, 'start');
-    }""", cell_id)
+    }""",
+        cell_id,
+    )
     page.wait_for_timeout(500)
 
 

@@ -99,8 +99,9 @@ def test_widget_text_is_legible_in_jupyterlab_light_and_dark_themes(lab, lab_roo
     open_notebook(page, lab, "widget_themes.ipynb")
     run_all(page)
     widget = page.locator(".dnb-widget").last
-    page.wait_for_function("document.querySelectorAll('.dnb-widget')[1]?.querySelectorAll('.dnb-row').length === 6",
-                           timeout=30_000)
+    page.wait_for_function(
+        "document.querySelectorAll('.dnb-widget')[1]?.querySelectorAll('.dnb-row').length === 6", timeout=30_000
+    )
     widget.locator(".dnb-row").nth(1).click()  # the ephemeral entry: its details too
     assert widget.locator(".dnb-row .dnb-badge.dnb-failed").inner_text() == "result · error"  # drawn as a failure
 

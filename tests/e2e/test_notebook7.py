@@ -39,7 +39,8 @@ def test_tagged_cells_a_turn_and_the_widget_in_notebook_7(notebook7, page, scree
     lines = [json.loads(x) for x in (root / ".durable" / "nb7.jsonl").read_text().splitlines()[1:]]
     meta = [e for e in lines if e["message"].get("injected") == "meta"]
     assert [(m["message"]["content"][0]["text"], m["message"]["origin"]) for m in meta] == [
-        ("Answer in one short sentence.", "cell:skill")]
+        ("Answer in one short sentence.", "cell:skill")
+    ]
     users = [e["message"]["content"][0]["text"] for e in lines if e["message"]["role"] == "user"]
     assert users == ["Answer in one short sentence.", "What day is it?"]  # the ephemeral one: sent, never stored
     assert not any(e["message"].get("injected") == "ephemeral" for e in lines)

@@ -16,10 +16,17 @@ from durable_nb.importers import open_session
 BAD_SHAPE = {
     "durable_nb": {"type": "message", "id": "x", "message": {"content": []}},
     "pi": {"type": "message", "id": "x", "parentId": None, "timestamp": "t", "message": {"role": "user", "content": 7}},
-    "claude_code": {"type": "assistant", "uuid": "x", "parentUuid": None,
-                    "message": {"id": "m", "content": [{"type": "text", "text": 3}]}},
-    "codex": {"timestamp": "t", "type": "response_item",
-              "payload": {"type": "function_call", "call_id": "c", "arguments": "{}"}},
+    "claude_code": {
+        "type": "assistant",
+        "uuid": "x",
+        "parentUuid": None,
+        "message": {"id": "m", "content": [{"type": "text", "text": 3}]},
+    },
+    "codex": {
+        "timestamp": "t",
+        "type": "response_item",
+        "payload": {"type": "function_call", "call_id": "c", "arguments": "{}"},
+    },
 }
 
 

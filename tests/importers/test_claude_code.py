@@ -88,8 +88,13 @@ def test_nothing_in_the_file_is_dropped():
         else:
             assert o["uuid"] in ids
     kinds = {e.kind for e in a.entries() if isinstance(e, CustomEntry)}
-    assert {"claude_code.progress", "claude_code.queue-operation", "claude_code.file-history-snapshot",
-            "claude_code.system.local_command", "claude_code.thinking"} <= kinds
+    assert {
+        "claude_code.progress",
+        "claude_code.queue-operation",
+        "claude_code.file-history-snapshot",
+        "claude_code.system.local_command",
+        "claude_code.thinking",
+    } <= kinds
 
 
 def test_compact_summary_reaches_the_model_once_and_replaces_the_earlier_turns():

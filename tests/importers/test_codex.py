@@ -36,7 +36,8 @@ def test_developer_messages_and_untyped_user_context_are_meta_in_a_redacted_roll
     msgs = a.messages()
     head = [(m.role, m.origin) for m in msgs[:7]]
     assert head == [("user", "codex:developer")] * 2 + [("user", "codex:injected")] * 2 + [
-        ("user", "codex:developer")] * 2 + [("user", None)]
+        ("user", "codex:developer")
+    ] * 2 + [("user", None)]
     assert all(m.injected is ai.Injection.META for m in msgs[:6]) and msgs[6].injected is None
     # One response = one assistant message: its text and its function call together.
     assert isinstance(msgs[7].content[0], ai.Text) and msgs[7].tool_calls()[0].id == "call_OIMY41RetdVChp5U51mMLGOD"
@@ -64,8 +65,11 @@ def test_compacted_with_replacement_history():
     assert [[b.text for b in m.content if not b.text.startswith("[image")] for m in replaced] == [
         [b["text"] for b in h["content"] if "text" in b] for h in history if h["type"] == "message"
     ]
-    assert sum(b.text.startswith("[image: [REDACTED_IMAGE_URL") for m in replaced for b in m.content) == sum(
-        b["type"] == "input_image" for h in history if h["type"] == "message" for b in h["content"]) == 4
+    assert (
+        sum(b.text.startswith("[image: [REDACTED_IMAGE_URL") for m in replaced for b in m.content)
+        == sum(b["type"] == "input_image" for h in history if h["type"] == "message" for b in h["content"])
+        == 4
+    )
     assert all(m.injected is None for m in msgs[1 + n_msgs :])
     # A person does not read the replayed copies; the encrypted summary item is kept as a custom entry.
     shown_ids = {e.id for e in a.transcript()}

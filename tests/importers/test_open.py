@@ -47,14 +47,17 @@ def test_detect_needs_a_recognisable_first_record():
     assert detect({"type": ["odd"]}) is None and detect({"hello": 1}) is None
 
 
-@pytest.mark.parametrize("given, safe", [
-    ("4d5611e5-241a-462a-8d15-5122611a9569", "4d5611e5-241a-462a-8d15-5122611a9569"),
-    ("my session (copy 2)", "my-session-copy-2"),
-    ("../../etc/passwd", "etc-passwd"),
-    ("..", "imported"),
-    ("", "imported"),
-    ("x" * 300, "x" * 200),
-])
+@pytest.mark.parametrize(
+    "given, safe",
+    [
+        ("4d5611e5-241a-462a-8d15-5122611a9569", "4d5611e5-241a-462a-8d15-5122611a9569"),
+        ("my session (copy 2)", "my-session-copy-2"),
+        ("../../etc/passwd", "etc-passwd"),
+        ("..", "imported"),
+        ("", "imported"),
+        ("x" * 300, "x" * 200),
+    ],
+)
 def test_safe_session_id(given, safe):
     assert safe_session_id(given) == safe
 

@@ -67,8 +67,13 @@ def test_branch_summary_branches_labels_and_model_changes():
     assert summary.role == "user" and summary.origin == "pi:branch_summary"
     assert summary.text().endswith("then went back to try something else.")
     assert a.path()[-1].id == "a0000005"  # pi resumes at the last entry
-    for id, kind in [("lb000001", "pi.label"), ("cu000001", "pi.custom"), ("si000001", "pi.session_info"),
-                     ("mc000001", "pi.model_change"), ("tl000001", "pi.thinking_level_change")]:
+    for id, kind in [
+        ("lb000001", "pi.label"),
+        ("cu000001", "pi.custom"),
+        ("si000001", "pi.session_info"),
+        ("mc000001", "pi.model_change"),
+        ("tl000001", "pi.thinking_level_change"),
+    ]:
         e = a.entry(id)
         assert isinstance(e, CustomEntry) and e.kind == kind
         assert e.data == next(o for o in raw_lines(GEN) if o.get("id") == id)

@@ -21,9 +21,9 @@ class Result:
     status: str = ""
     stdout: str = ""
     stderr: str = ""
-    displays: list[dict] = field(default_factory=list)   # display_data / update_display_data / execute_result contents
+    displays: list[dict] = field(default_factory=list)  # display_data / update_display_data / execute_result contents
     updates: int = 0
-    error: dict | None = None                            # the iopub "error" content, if any
+    error: dict | None = None  # the iopub "error" content, if any
     reply: dict = field(default_factory=dict)
 
     def html(self) -> str:
@@ -62,8 +62,9 @@ class Kernel:
 
     def send(self, code: str, tags: tuple[str, ...] = (), cell_id: str | None = None) -> str:
         """Send an execute request carrying ``{"tags": [...], "cellId": ...}`` metadata; return its msg id."""
-        content = dict(code=code, silent=False, store_history=True, user_expressions={}, allow_stdin=False,
-                       stop_on_error=False)
+        content = dict(
+            code=code, silent=False, store_history=True, user_expressions={}, allow_stdin=False, stop_on_error=False
+        )
         metadata = {"tags": list(tags), "trusted": False, "deletedCells": [], "recordTiming": False}
         if cell_id is not None:
             metadata["cellId"] = cell_id

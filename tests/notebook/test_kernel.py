@@ -107,8 +107,10 @@ def test_dry_run_writes_nothing(nb):
     before = nb.path_of(sid).read_bytes()
     r = nb.cell("What day is it?", [], new_cell_id(), options="--dry-run")
     assert r.stdout.startswith("dry run: 4 messages would be sent to offline (nothing called, nothing written)\n")
-    assert re.search(r"\n  3\. user \[ephemeral · cell:\w+\]: Today is Monday\.  ← new\n  4\. user: What day is it\?  ← new\n$",
-                     r.stdout)
+    assert re.search(
+        r"\n  3\. user \[ephemeral · cell:\w+\]: Today is Monday\.  ← new\n  4\. user: What day is it\?  ← new\n$",
+        r.stdout,
+    )
     assert "dry run: 3 messages" in nb.k.ok("%durable dry-run").stdout
     assert nb.path_of(sid).read_bytes() == before
     assert "1 for the next turn" in nb.k.ok("%durable").stdout  # still staged
@@ -119,7 +121,9 @@ def test_interpolation(nb):
     nb.k.ok("who = 'Ada'\nclass P: lang = 'Python'\np = P()")
     body = 'Hi {{who}} ({{ p.lang }}). Parse {"a": {"b": [1, 2]}} and f"{x}" and \\{{who}}.'
     nb.cell(body, [], new_cell_id())
-    assert messages_in(nb.k.value("_durable")) == ['user: Hi Ada (Python). Parse {"a": {"b": [1, 2]}} and f"{x}" and {{who}}.']
+    assert messages_in(nb.k.value("_durable")) == [
+        'user: Hi Ada (Python). Parse {"a": {"b": [1, 2]}} and f"{x}" and {{who}}.'
+    ]
     nb.cell("raw {{who}}", [], new_cell_id(), options="--no-interpolate")
     assert messages_in(nb.k.value("_durable"))[-1] == "user: raw {{who}}"
     line = one_line_usage_error(nb.cell("Hi {{whom}}", [], new_cell_id()))
@@ -144,8 +148,10 @@ def test_one_line_usage_errors(nb):
     assert "tagged both meta and ephemeral" in one_line_usage_error(nb.cell("x", ["meta", "ephemeral"], new_cell_id()))
     nb.cell("now", ["ephemeral"], new_cell_id())
     nb.cell("q", [], new_cell_id())
-    eph = nb.k.value("[e.id for e in __import__('durable_nb.notebook').notebook.current().agent.entries() "
-                     "if getattr(getattr(e, 'message', None), 'injected', None)]")[0]
+    eph = nb.k.value(
+        "[e.id for e in __import__('durable_nb.notebook').notebook.current().agent.entries() "
+        "if getattr(getattr(e, 'message', None), 'injected', None)]"
+    )[0]
     assert "it is ephemeral" in one_line_usage_error(nb.k.run(f"%durable branch {eph}"))
     assert "unknown model 'nope'" in one_line_usage_error(nb.k.run("%durable model nope"))
     assert nb.k.value("__import__('durable_nb.notebook').notebook.current().model") is None
@@ -225,7 +231,9 @@ def test_streaming_updates_one_display(nb):
     r = nb.cell("go", [], new_cell_id())
     nb.k.ok("current().agent.model = None")
     assert r.updates >= 3 and len({d["transient"]["display_id"] for d in r.displays}) == 1
-    assert r.displays[0]["data"]["text/plain"].startswith("part0") and "part5" not in r.displays[0]["data"]["text/plain"]
+    assert (
+        r.displays[0]["data"]["text/plain"].startswith("part0") and "part5" not in r.displays[0]["data"]["text/plain"]
+    )
     assert r.displays[-1]["data"]["text/plain"] == " ".join(f"part{i}" for i in range(6)) + " "
 
 
@@ -302,8 +310,10 @@ def test_show_displays_the_widget_and_turns_update_it_live(nb):
     r = nb.k.run("%durable show")
     assert r.status == "ok" and any("application/vnd.jupyter.widget-view+json" in d["data"] for d in r.displays)
     # a widget shown by displaying the agent (not through %durable show) is synced by turns too
-    nb.k.ok("from durable_nb.notebook import current\nfrom durable_nb.widget import SessionWidget\n"
-            "w = SessionWidget(current().agent)")
+    nb.k.ok(
+        "from durable_nb.notebook import current\nfrom durable_nb.widget import SessionWidget\n"
+        "w = SessionWidget(current().agent)"
+    )
     nb.cell("one", [], new_cell_id())
     assert nb.k.value("len(w.base) + len(w.tail)") == 2
     assert nb.k.value("w.leaf_id == current().agent.leaf_id") is True

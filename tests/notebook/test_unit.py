@@ -15,42 +15,48 @@ from durable_nb.notebook.state import Note, NotebookSession, Turn, cell_entry, d
 from durable_nb.notebook.tags import Cell, current_cell
 from durable_nb.session import JsonlStore, MessageEntry
 
-
 # -- parsing -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("line,cell,expected", [
-    ("", False, Call(verb="status")),
-    ("sessions", False, Call(verb="sessions")),
-    ("branch abc123", False, Call(verb="branch", args=("abc123",))),
-    ("compact --keep 2", False, Call(verb="compact", keep=2)),
-    ("open 'my log.jsonl'", False, Call(verb="open", args=("my log.jsonl",))),
-    ("--dry-run", False, Call(verb="dry-run", dry_run=True)),
-    ("", True, Call()),
-    ("--meta", True, Call(kind="meta")),
-    ("--ephemeral --chat", True, Call(kind="ephemeral", chat=True)),
-    ("--out reply --no-interpolate", True, Call(out="reply", interpolate=False)),
-    ("--dry-run", True, Call(dry_run=True)),
-])
+
+@pytest.mark.parametrize(
+    "line,cell,expected",
+    [
+        ("", False, Call(verb="status")),
+        ("sessions", False, Call(verb="sessions")),
+        ("branch abc123", False, Call(verb="branch", args=("abc123",))),
+        ("compact --keep 2", False, Call(verb="compact", keep=2)),
+        ("open 'my log.jsonl'", False, Call(verb="open", args=("my log.jsonl",))),
+        ("--dry-run", False, Call(verb="dry-run", dry_run=True)),
+        ("", True, Call()),
+        ("--meta", True, Call(kind="meta")),
+        ("--ephemeral --chat", True, Call(kind="ephemeral", chat=True)),
+        ("--out reply --no-interpolate", True, Call(out="reply", interpolate=False)),
+        ("--dry-run", True, Call(dry_run=True)),
+    ],
+)
 def test_parse(line, cell, expected):
     assert parse(line, cell) == expected
 
 
-@pytest.mark.parametrize("line,cell,message", [
-    ("stauts", False, "unknown verb 'stauts' (did you mean 'status'?)"),
-    ("brnach x", False, "did you mean 'branch'?"),
-    ("--metta", True, "unknown option --metta (did you mean '--meta'?)"),
-    ("--met", True, "unknown option --met"),  # no silent abbreviation
-    ("--meta --ephemeral", True, "choose one of --meta / --ephemeral"),
-    ("branch", False, "usage: %durable branch <entry-id>"),
-    ("fork a b", False, "usage: %durable fork <new-session-id>"),
-    ("--out 2x", True, "--out needs a Python variable name"),
-    ("--out class", True, "--out needs a Python variable name"),
-    ("--meta", False, "--meta applies to a %%durable cell"),
-    ("status", True, "%%durable takes options only"),
-    ("status --keep 1", False, "--keep belongs to %durable compact"),
-    ("compact --keep x", False, "invalid int value"),
-    ("open 'unclosed", False, "check its quotes"),
-])
+@pytest.mark.parametrize(
+    "line,cell,message",
+    [
+        ("stauts", False, "unknown verb 'stauts' (did you mean 'status'?)"),
+        ("brnach x", False, "did you mean 'branch'?"),
+        ("--metta", True, "unknown option --metta (did you mean '--meta'?)"),
+        ("--met", True, "unknown option --met"),  # no silent abbreviation
+        ("--meta --ephemeral", True, "choose one of --meta / --ephemeral"),
+        ("branch", False, "usage: %durable branch <entry-id>"),
+        ("fork a b", False, "usage: %durable fork <new-session-id>"),
+        ("--out 2x", True, "--out needs a Python variable name"),
+        ("--out class", True, "--out needs a Python variable name"),
+        ("--meta", False, "--meta applies to a %%durable cell"),
+        ("status", True, "%%durable takes options only"),
+        ("status --keep 1", False, "--keep belongs to %durable compact"),
+        ("compact --keep x", False, "invalid int value"),
+        ("open 'unclosed", False, "check its quotes"),
+    ],
+)
 def test_parse_mistakes_are_usage_errors(line, cell, message):
     with pytest.raises(UsageError, match=None) as info:
         parse(line, cell)
@@ -83,21 +89,25 @@ def test_current_cell_reads_the_shell_parent():
 
 # -- interpolation ----------------------------------------------------------------------
 
+
 class Obj:
     name = "Ada"
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Hi {{who}}!", "Hi Ada!"),
-    ("Hi {{ who }}!", "Hi Ada!"),
-    ("{{o.name}} and {{n}}", "Ada and 3"),
-    ('{"a": {"b": [1, 2]}}', '{"a": {"b": [1, 2]}}'),
-    ("{'k': who}", "{'k': who}"),
-    ('f"{who}" and {who}', 'f"{who}" and {who}'),
-    ("if (x) { y(); }", "if (x) { y(); }"),
-    ("{{ 1 + 2 }} {{}}", "{{ 1 + 2 }} {{}}"),
-    (r"literal \{{who}}", "literal {{who}}"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Hi {{who}}!", "Hi Ada!"),
+        ("Hi {{ who }}!", "Hi Ada!"),
+        ("{{o.name}} and {{n}}", "Ada and 3"),
+        ('{"a": {"b": [1, 2]}}', '{"a": {"b": [1, 2]}}'),
+        ("{'k': who}", "{'k': who}"),
+        ('f"{who}" and {who}', 'f"{who}" and {who}'),
+        ("if (x) { y(); }", "if (x) { y(); }"),
+        ("{{ 1 + 2 }} {{}}", "{{ 1 + 2 }} {{}}"),
+        (r"literal \{{who}}", "literal {{who}}"),
+    ],
+)
 def test_interpolate(text, expected):
     assert interpolate(text, {"who": "Ada", "o": Obj(), "n": 3}) == expected
 
@@ -112,6 +122,7 @@ def test_interpolate_unknown_name_and_attribute():
 
 
 # -- rendering ------------------------------------------------------------------------------
+
 
 def test_markdown_html_shows_raw_html_as_text():
     out = markdown_html('**bold** <img src=x onerror="alert(1)"> <script>x()</script> [a](javascript:alert(1))')
@@ -133,6 +144,7 @@ def test_dry_run_text_marks_new_and_injected():
 
 
 # -- session state ---------------------------------------------------------------------------
+
 
 def test_default_session_name():
     assert default_session_name({"__session__": "/home/u/work/My Notes.ipynb"}, {}) == "My-Notes"

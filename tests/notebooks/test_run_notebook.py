@@ -35,12 +35,15 @@ def stdout(cell) -> str:
 def test_tags_and_cell_id_reach_the_kernel_and_do_not_leak(tmp_path):
     import json
 
-    src = write_nb(tmp_path / "t.ipynb", [
-        (READ_METADATA, ["meta"]),
-        (READ_METADATA, []),
-        (READ_METADATA, ["ephemeral", "note"]),
-        ("import os, durable_nb; print(os.getcwd()); print(durable_nb.__file__); print(__session__)", []),
-    ])
+    src = write_nb(
+        tmp_path / "t.ipynb",
+        [
+            (READ_METADATA, ["meta"]),
+            (READ_METADATA, []),
+            (READ_METADATA, ["ephemeral", "note"]),
+            ("import os, durable_nb; print(os.getcwd()); print(durable_nb.__file__); print(__session__)", []),
+        ],
+    )
     before = src.read_bytes()
     nb = run_notebook(src)
     seen = [json.loads(stdout(c)) for c in nb.cells[:3]]
@@ -55,7 +58,9 @@ def test_tags_and_cell_id_reach_the_kernel_and_do_not_leak(tmp_path):
 
 
 def test_a_failing_cell_stops_the_run_and_names_the_cell(tmp_path):
-    src = write_nb(tmp_path / "bad.ipynb", [("x = 1", []), ("raise ValueError('boom here')", []), ("print('never')", [])])
+    src = write_nb(
+        tmp_path / "bad.ipynb", [("x = 1", []), ("raise ValueError('boom here')", []), ("print('never')", [])]
+    )
     with pytest.raises(NotebookError) as ei:
         run_notebook(src)
     assert ei.value.cell_index == 1
@@ -69,20 +74,29 @@ def test_command_line_exit_status_output_and_cwd(tmp_path):
     work.mkdir()
     ok = write_nb(tmp_path / "ok.ipynb", [("import os; open('here.txt', 'w').write(os.getcwd())", ["meta"])])
     out = tmp_path / "out.ipynb"
-    r = subprocess.run([sys.executable, "-m", "durable_nb.run_notebook", str(ok), "--output", str(out), "--cwd", str(work)],
-                       capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "durable_nb.run_notebook", str(ok), "--output", str(out), "--cwd", str(work)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "1 code cells (1 tagged)" in r.stdout
     assert (work / "here.txt").read_text() == str(work)
     assert nbformat.read(out, as_version=4).cells[0].execution_count == 1
 
     bad = write_nb(tmp_path / "bad.ipynb", [("1/0", [])])
-    r = subprocess.run([sys.executable, "-m", "durable_nb.run_notebook", str(bad), "-o", str(out)],
-                       capture_output=True, text=True, env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "durable_nb.run_notebook", str(bad), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert r.returncode == 1
     assert "FAILED" in r.stderr and "ZeroDivisionError" in r.stderr and "Traceback" not in r.stderr
     assert nbformat.read(out, as_version=4).cells[0].outputs[0]["ename"] == "ZeroDivisionError"
-
 
 
 def test_command_line_refuses_a_missing_notebook(tmp_path, capsys):
@@ -94,10 +108,27 @@ def test_command_line_refuses_a_missing_notebook(tmp_path, capsys):
 def test_a_notebook_without_cell_ids_gets_stable_ones(tmp_path):
     import json
 
-    old = {"nbformat": 4, "nbformat_minor": 4, "metadata": {}, "cells": [
-        {"cell_type": "code", "metadata": {"tags": ["meta"]}, "source": READ_METADATA, "outputs": [], "execution_count": None}]}
+    old = {
+        "nbformat": 4,
+        "nbformat_minor": 4,
+        "metadata": {},
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {"tags": ["meta"]},
+                "source": READ_METADATA,
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
+    }
     src = tmp_path / "old.ipynb"
     src.write_text(json.dumps(old))
     nb = run_notebook(src)
-    assert json.loads(stdout(nb.cells[0])) == {"tags": ["meta"], "trusted": False, "deletedCells": [],
-                                               "recordTiming": False, "cellId": "cell-0"}
+    assert json.loads(stdout(nb.cells[0])) == {
+        "tags": ["meta"],
+        "trusted": False,
+        "deletedCells": [],
+        "recordTiming": False,
+        "cellId": "cell-0",
+    }

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from durable_nb.run_notebook import run_notebook
+
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch):
@@ -18,7 +20,6 @@ def offline(monkeypatch):
     for var in ("DURABLE_NB_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(var, raising=False)
 
-from durable_nb.run_notebook import run_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -50,7 +51,10 @@ def stored(store: Path) -> list[dict]:
 
 def test_every_tutorial_is_tested():
     assert sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")) == [
-        "01_entry_semantics.ipynb", "02_prompt_design.ipynb", "03_inspecting_sessions.ipynb"]
+        "01_entry_semantics.ipynb",
+        "02_prompt_design.ipynb",
+        "03_inspecting_sessions.ipynb",
+    ]
 
 
 def test_01_entry_semantics(tmp_path):
@@ -59,11 +63,20 @@ def test_01_entry_semantics(tmp_path):
     assert "staged meta" in text_of(cells["skill"]) and "staged ephemeral" in text_of(cells["reminder"])
     assert "never sent to the model" in text_of(cells["note"])
     reply = text_of(cells["ask"])
-    assert "[meta · cell:skill]" in reply and "[ephemeral · cell:reminder]" in reply and "Note for the reviewer" not in reply
+    assert (
+        "[meta · cell:skill]" in reply
+        and "[ephemeral · cell:reminder]" in reply
+        and "Note for the reviewer" not in reply
+    )
     listed = [line for line in text_of(cells["ask2"]).splitlines() if re.match(r"\d+\. ", line)]  # what the model got
-    assert any("[meta · cell:skill]" in line for line in listed) and not any(re.match(r"\d+\. user \[ephemeral", line) for line in listed)
+    assert any("[meta · cell:skill]" in line for line in listed) and not any(
+        re.match(r"\d+\. user \[ephemeral", line) for line in listed
+    )
     # the table, observed: the ephemeral row is seen once, and nowhere else
-    rows = {r.split("|")[1].strip(): [x.strip() for x in r.split("|")[3:7]] for r in text_of(cells["table-fn"]).splitlines()[2:]}
+    rows = {
+        r.split("|")[1].strip(): [x.strip() for x in r.split("|")[3:7]]
+        for r in text_of(cells["table-fn"]).splitlines()[2:]
+    }
     assert rows["ephemeral"] == ["yes", "—", "—", "—"]
     assert rows["meta"] == ["yes", "yes", "yes", "—"]
     assert rows["note"] == ["—", "—", "yes", "yes"]
@@ -90,7 +103,11 @@ def test_01_entry_semantics(tmp_path):
 def test_02_prompt_design(tmp_path):
     cells, store = run_copy("02_prompt_design.ipynb", tmp_path)
     dry = text_of(cells["dry"])
-    assert "nothing called, nothing written" in dry and "[meta · cell:skill]" in dry and "[ephemeral · cell:reminder]" in dry
+    assert (
+        "nothing called, nothing written" in dry
+        and "[meta · cell:skill]" in dry
+        and "[ephemeral · cell:reminder]" in dry
+    )
     assert "read-only" in text_of(cells["draft2"])  # the re-staged reminder holds the recomputed live state
     compare = text_of(cells["compare"]).splitlines()
     assert len(compare) == 2 + 4  # four branches: draft, edit, two retries

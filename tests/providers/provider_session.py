@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-
 from pathlib import Path
 
 import pytest
@@ -29,10 +28,19 @@ def build_session(root: Path) -> durable.Agent:
     agent.run("Hello").wait()
     agent.append(
         durable.image("What's the weather in Paris?", ai.Image(PNG, "image/png")),
-        MessageEntry(message=ai.Message("assistant", [ai.Text("Let me check."),
-                                                      ai.ToolCall("call_1", "get_weather", {"city": "Paris"})])),
-        MessageEntry(message=ai.Message("tool_result", [ai.Text("18°C and sunny"), ai.Reminder("The user wants Celsius.")],
-                                        tool_call_id="call_1", tool_name="get_weather")),
+        MessageEntry(
+            message=ai.Message(
+                "assistant", [ai.Text("Let me check."), ai.ToolCall("call_1", "get_weather", {"city": "Paris"})]
+            )
+        ),
+        MessageEntry(
+            message=ai.Message(
+                "tool_result",
+                [ai.Text("18°C and sunny"), ai.Reminder("The user wants Celsius.")],
+                tool_call_id="call_1",
+                tool_name="get_weather",
+            )
+        ),
         MessageEntry(message=ai.assistant_message("It is 18°C and sunny in Paris.")),
     )
     assert agent.compact(keep_turns=1) is not None
@@ -91,15 +99,29 @@ def chat_messages(agent: durable.Agent) -> list[dict]:
     :data:`LAST_TURN` becomes (what the openai SDK and llm's OpenAI plugin both send)."""
     return [
         {"role": "user", "content": summary_text(agent)},
-        {"role": "user", "content": [
-            {"type": "text", "text": "What's the weather in Paris?"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}},
-        ]},
-        {"role": "assistant", "content": "Let me check.", "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-        ]},
-        {"role": "tool", "tool_call_id": "call_1",
-         "content": "18°C and sunny\n\n<system-reminder>\nThe user wants Celsius.\n</system-reminder>"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What's the weather in Paris?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": "Let me check.",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                },
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "18°C and sunny\n\n<system-reminder>\nThe user wants Celsius.\n</system-reminder>",
+        },
         {"role": "assistant", "content": "It is 18°C and sunny in Paris."},
         {"role": "user", "content": "Answer in French."},
         {"role": "user", "content": "Today is Monday."},

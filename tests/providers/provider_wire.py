@@ -32,9 +32,9 @@ class Reply:
     body: Any = None
     events: list[tuple[str | None, Any]] | None = None
     headers: dict[str, str] = field(default_factory=dict)
-    pause_after: int | None = None            # pause after this many events ...
-    gate: threading.Event | None = None       # ... until this is set
-    released: bool | None = None              # whether the gate was set in time
+    pause_after: int | None = None  # pause after this many events ...
+    gate: threading.Event | None = None  # ... until this is set
+    released: bool | None = None  # whether the gate was set in time
 
 
 @dataclass
@@ -61,10 +61,19 @@ class WireServer:
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.requests.append(Request("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
-                                              json.loads(raw) if raw else None))
-                reply = outer.replies.popleft() if outer.replies else Reply(
-                    500, {"error": {"message": "no scripted reply left", "type": "test_error"}})
+                outer.requests.append(
+                    Request(
+                        "POST",
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
+                        json.loads(raw) if raw else None,
+                    )
+                )
+                reply = (
+                    outer.replies.popleft()
+                    if outer.replies
+                    else Reply(500, {"error": {"message": "no scripted reply left", "type": "test_error"}})
+                )
                 if reply.events is None:
                     data = json.dumps(reply.body).encode()
                     self.send_response(reply.status)
@@ -118,60 +127,130 @@ class WireServer:
 
 # -- OpenAI Chat Completions --------------------------------------------------
 
-def openai_stream(pieces: list[str], *, model: str = "gpt-test-0001", finish: str = "stop",
-                  usage: tuple[int, int] = (31, 7), tool_calls: list[dict[str, Any]] | None = None,
-                  pause_after: int | None = None, gate: threading.Event | None = None) -> Reply:
+
+def openai_stream(
+    pieces: list[str],
+    *,
+    model: str = "gpt-test-0001",
+    finish: str = "stop",
+    usage: tuple[int, int] = (31, 7),
+    tool_calls: list[dict[str, Any]] | None = None,
+    pause_after: int | None = None,
+    gate: threading.Event | None = None,
+) -> Reply:
     """Return a streamed Chat Completions reply: a role chunk, one chunk per piece,
     tool-call chunks (name first, then the arguments in two halves), the
     finish chunk, the usage chunk (``stream_options.include_usage``) and ``[DONE]``."""
+
     def chunk(delta: dict[str, Any] | None, finish_reason: str | None = None, **extra: Any) -> dict[str, Any]:
-        choices = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
-        return {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1764475200, "model": model,
-                "system_fingerprint": "fp_test", "choices": choices, **extra}
+        choices = (
+            [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
+        )
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 1764475200,
+            "model": model,
+            "system_fingerprint": "fp_test",
+            "choices": choices,
+            **extra,
+        }
 
     events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
     events += [(None, chunk({"content": p})) for p in pieces]
     for i, call in enumerate(tool_calls or []):
         args = json.dumps(call["arguments"])
         half = len(args) // 2
-        events.append((None, chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                                    "function": {"name": call["name"], "arguments": ""}}]})))
+        events.append(
+            (
+                None,
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": i,
+                                "id": call["id"],
+                                "type": "function",
+                                "function": {"name": call["name"], "arguments": ""},
+                            }
+                        ]
+                    }
+                ),
+            )
+        )
         for part in (args[:half], args[half:]):
             events.append((None, chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})))
     events.append((None, chunk({}, finish)))
-    events.append((None, chunk(None, usage={"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                                            "total_tokens": usage[0] + usage[1]})))
+    events.append(
+        (
+            None,
+            chunk(
+                None,
+                usage={"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": usage[0] + usage[1]},
+            ),
+        )
+    )
     events.append((None, "[DONE]"))
     return Reply(events=events, pause_after=pause_after, gate=gate)
 
 
 def openai_error(status: int, message: str, type_: str, code: str | None = None, **headers: str) -> Reply:
     """Return an OpenAI-style error reply (``{"error": {...}}``)."""
-    return Reply(status, {"error": {"message": message, "type": type_, "param": None, "code": code}},
-                 headers={k.replace("_", "-"): v for k, v in headers.items()})
+    return Reply(
+        status,
+        {"error": {"message": message, "type": type_, "param": None, "code": code}},
+        headers={k.replace("_", "-"): v for k, v in headers.items()},
+    )
 
 
 # -- Anthropic Messages -------------------------------------------------------
 
-def anthropic_stream(pieces: list[str], *, model: str = "claude-test-20260101", stop: str = "end_turn",
-                     usage: tuple[int, int] = (42, 9), tool_use: dict[str, Any] | None = None,
-                     error: dict[str, Any] | None = None,
-                     pause_after: int | None = None, gate: threading.Event | None = None) -> Reply:
+
+def anthropic_stream(
+    pieces: list[str],
+    *,
+    model: str = "claude-test-20260101",
+    stop: str = "end_turn",
+    usage: tuple[int, int] = (42, 9),
+    tool_use: dict[str, Any] | None = None,
+    error: dict[str, Any] | None = None,
+    pause_after: int | None = None,
+    gate: threading.Event | None = None,
+) -> Reply:
     """Return a streamed Messages reply: ``message_start``, a text block with one
     ``text_delta`` per piece, an optional ``tool_use`` block (``input_json_delta``
     in two halves), ``message_delta`` (stop reason, output tokens), ``message_stop``.
     With ``error``, the stream ends after the text deltas with an ``error`` event."""
-    start = {"type": "message_start", "message": {
-        "id": "msg_test", "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": usage[0], "output_tokens": 1, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 0}}}
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_test",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": usage[0],
+                "output_tokens": 1,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        },
+    }
     events: list[tuple[str | None, Any]] = [("message_start", start)]
-    events.append(("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {"type": "text", "text": ""}}))
+    events.append(
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        )
+    )
     events.append(("ping", {"type": "ping"}))
-    events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                        "delta": {"type": "text_delta", "text": p}}) for p in pieces]
+    events += [
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}})
+        for p in pieces
+    ]
     if error is not None:
         events.append(("error", {"type": "error", "error": error}))
         return Reply(events=events, pause_after=pause_after, gate=gate)
@@ -179,19 +258,46 @@ def anthropic_stream(pieces: list[str], *, model: str = "claude-test-20260101", 
     if tool_use:
         args = json.dumps(tool_use["input"])
         half = len(args) // 2
-        events.append(("content_block_start", {"type": "content_block_start", "index": 1, "content_block": {
-            "type": "tool_use", "id": tool_use["id"], "name": tool_use["name"], "input": {}}}))
+        events.append(
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 1,
+                    "content_block": {"type": "tool_use", "id": tool_use["id"], "name": tool_use["name"], "input": {}},
+                },
+            )
+        )
         for part in (args[:half], args[half:]):
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": 1,
-                                                   "delta": {"type": "input_json_delta", "partial_json": part}}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 1,
+                        "delta": {"type": "input_json_delta", "partial_json": part},
+                    },
+                )
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": 1}))
-    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                     "usage": {"output_tokens": usage[1]}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage[1]},
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return Reply(events=events, pause_after=pause_after, gate=gate)
 
 
 def anthropic_error(status: int, type_: str, message: str, **headers: str) -> Reply:
     """Return an Anthropic-style error reply (``{"type": "error", "error": {...}}``)."""
-    return Reply(status, {"type": "error", "error": {"type": type_, "message": message}},
-                 headers={k.replace("_", "-"): v for k, v in headers.items()})
+    return Reply(
+        status,
+        {"type": "error", "error": {"type": type_, "message": message}},
+        headers={k.replace("_", "-"): v for k, v in headers.items()},
+    )

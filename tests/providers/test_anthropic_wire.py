@@ -6,8 +6,17 @@ import base64
 import threading
 
 import pytest
-from provider_session import (FAKE_KEY, LAST_TURN, PNG, assert_one_line_error, build_session,
-                              fail_and_check_the_key_stays_out, run_events, stored_reply, summary_text)
+from provider_session import (
+    FAKE_KEY,
+    LAST_TURN,
+    PNG,
+    assert_one_line_error,
+    build_session,
+    fail_and_check_the_key_stays_out,
+    run_events,
+    stored_reply,
+    summary_text,
+)
 from provider_wire import anthropic_error, anthropic_stream
 
 from durable_nb import ai, durable
@@ -23,20 +32,37 @@ def text(s: str) -> dict:
 
 def expected_messages(agent) -> list[dict]:
     return [
-        {"role": "user", "content": [  # the summary and the next user message, merged into one turn
-            text(summary_text(agent)),
-            text("What's the weather in Paris?"),
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": base64.b64encode(PNG).decode()}},
-        ]},
-        {"role": "assistant", "content": [
-            text("Let me check."),
-            {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}},
-        ]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "call_1", "content": [
-                text("18°C and sunny"), text("<system-reminder>\nThe user wants Celsius.\n</system-reminder>")]},
-        ]},
+        {
+            "role": "user",
+            "content": [  # the summary and the next user message, merged into one turn
+                text(summary_text(agent)),
+                text("What's the weather in Paris?"),
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()},
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                text("Let me check."),
+                {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": [
+                        text("18°C and sunny"),
+                        text("<system-reminder>\nThe user wants Celsius.\n</system-reminder>"),
+                    ],
+                },
+            ],
+        },
         {"role": "assistant", "content": [text("It is 18°C and sunny in Paris.")]},
         {"role": "user", "content": [text("Answer in French."), text("Today is Monday."), text("And tomorrow?")]},
     ]
@@ -54,9 +80,15 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
 
     (req,) = wire.requests
     assert req.path == "/v1/messages"
-    assert req.body == {"model": "claude-test", "max_tokens": 8192, "messages": expected_messages(agent),
-                        "stream": True}
-    assert req.headers["authorization"] == "Bearer no-key-needed"  # no key set, own base URL (this SDK sends keys as a bearer)
+    assert req.body == {
+        "model": "claude-test",
+        "max_tokens": 8192,
+        "messages": expected_messages(agent),
+        "stream": True,
+    }
+    assert (
+        req.headers["authorization"] == "Bearer no-key-needed"
+    )  # no key set, own base URL (this SDK sends keys as a bearer)
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
     assert reply.released is True, "the first delta did not reach the agent while the server was still streaming"
 
@@ -67,8 +99,9 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
 def test_env_vars_work_unchanged_and_the_key_never_reaches_the_store(wire, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", wire.url)
-    wire.add(anthropic_stream(["Bonjour."]),
-             anthropic_error(401, "authentication_error", f"invalid x-api-key {FAKE_KEY}"))
+    wire.add(
+        anthropic_stream(["Bonjour."]), anthropic_error(401, "authentication_error", f"invalid x-api-key {FAKE_KEY}")
+    )
     root = tmp_path / "store"
     agent = durable.Agent(model="anthropic:claude-test", store=JsonlStore(root))
 
@@ -83,17 +116,29 @@ def test_no_key_fails_at_build_before_anything_is_stored(tmp_path):
     assert durable.Agent(store=JsonlStore(tmp_path), session_id="s").entries() == []
 
 
-@pytest.mark.parametrize("reply, expected", [
-    (anthropic_error(401, "authentication_error", "invalid x-api-key"),
-     ["anthropic: 401 authentication failed", "invalid x-api-key", "check ANTHROPIC_API_KEY"]),
-    (anthropic_error(404, "not_found_error", "model: claude-nope"),
-     ["anthropic: 404 model 'claude-nope' not found", "model: claude-nope", "check the model name"]),
-    (anthropic_error(429, "rate_limit_error", "Number of requests has exceeded your rate limit.",
-                     x_should_retry="false"),
-     ["anthropic: 429 rate limited", "exceeded your rate limit", "wait a moment"]),
-    (anthropic_error(529, "overloaded_error", "Overloaded", x_should_retry="false"),
-     ["anthropic: 529 server error", "Overloaded", "try again later"]),
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        (
+            anthropic_error(401, "authentication_error", "invalid x-api-key"),
+            ["anthropic: 401 authentication failed", "invalid x-api-key", "check ANTHROPIC_API_KEY"],
+        ),
+        (
+            anthropic_error(404, "not_found_error", "model: claude-nope"),
+            ["anthropic: 404 model 'claude-nope' not found", "model: claude-nope", "check the model name"],
+        ),
+        (
+            anthropic_error(
+                429, "rate_limit_error", "Number of requests has exceeded your rate limit.", x_should_retry="false"
+            ),
+            ["anthropic: 429 rate limited", "exceeded your rate limit", "wait a moment"],
+        ),
+        (
+            anthropic_error(529, "overloaded_error", "Overloaded", x_should_retry="false"),
+            ["anthropic: 529 server error", "Overloaded", "try again later"],
+        ),
+    ],
+)
 def test_provider_errors_become_one_clear_line(wire, reply, expected):
     wire.add(reply)
     assert_one_line_error(f"anthropic:claude-nope@{wire.url}", expected)
@@ -102,8 +147,10 @@ def test_provider_errors_become_one_clear_line(wire, reply, expected):
 def test_an_error_event_mid_stream_keeps_the_store_consistent(wire, tmp_path):
     root = tmp_path / "store"
     spec = f"anthropic:claude-test@{wire.url}"
-    wire.add(anthropic_stream(["Half a ", "reply"], error={"type": "overloaded_error", "message": "Overloaded"}),
-             anthropic_stream(["Whole reply."]))
+    wire.add(
+        anthropic_stream(["Half a ", "reply"], error={"type": "overloaded_error", "message": "Overloaded"}),
+        anthropic_stream(["Whole reply."]),
+    )
     agent = durable.Agent(model=spec, store=JsonlStore(root), session_id="s")
     events = []
     with pytest.raises(ModelError, match="^anthropic: overloaded_error from .* while streaming: Overloaded"):
@@ -119,22 +166,41 @@ def test_an_error_event_mid_stream_keeps_the_store_consistent(wire, tmp_path):
 
 
 def test_tool_use_in_a_reply_comes_back_and_round_trips(wire, tmp_path):
-    wire.add(anthropic_stream(["Checking."], stop="tool_use",
-                              tool_use={"id": "toolu_1", "name": "lookup", "input": {"q": "durable", "n": 3}}),
-             anthropic_stream(["Found it."]))
+    wire.add(
+        anthropic_stream(
+            ["Checking."],
+            stop="tool_use",
+            tool_use={"id": "toolu_1", "name": "lookup", "input": {"q": "durable", "n": 3}},
+        ),
+        anthropic_stream(["Found it."]),
+    )
     agent = durable.Agent(model=f"anthropic:claude-test@{wire.url}", store=JsonlStore(tmp_path), session_id="s")
     agent.run("Look it up").wait()
     msg = agent.path()[-1].message
     assert msg.content == [ai.Text("Checking."), ai.ToolCall("toolu_1", "lookup", {"q": "durable", "n": 3})]
     assert msg.stop_reason == "tool_use"
 
-    agent.append(MessageEntry(message=ai.Message("tool_result", [ai.Text("no hits")], tool_call_id="toolu_1",
-                                                 tool_name="lookup", is_error=True)))
+    agent.append(
+        MessageEntry(
+            message=ai.Message(
+                "tool_result", [ai.Text("no hits")], tool_call_id="toolu_1", tool_name="lookup", is_error=True
+            )
+        )
+    )
     agent.run("Summarise").wait()
     assert wire.requests[-1].body["messages"][1:] == [
-        {"role": "assistant", "content": [
-            text("Checking."), {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "durable", "n": 3}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [text("no hits")], "is_error": True},
-            text("Summarise")]},
+        {
+            "role": "assistant",
+            "content": [
+                text("Checking."),
+                {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "durable", "n": 3}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [text("no hits")], "is_error": True},
+                text("Summarise"),
+            ],
+        },
     ]

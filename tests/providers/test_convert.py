@@ -41,20 +41,31 @@ def test_injected_messages_are_user_context_in_order():
         {"role": "user", "content": "It is 09:00."},
         {"role": "user", "content": "How far is it?"},
     ]
-    assert to_anthropic(injected_run()) == [{"role": "user", "content": [
-        {"type": "text", "text": "Use metric units."},
-        {"type": "text", "text": "It is 09:00."},
-        {"type": "text", "text": "How far is it?"},
-    ]}]
+    assert to_anthropic(injected_run()) == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Use metric units."},
+                {"type": "text", "text": "It is 09:00."},
+                {"type": "text", "text": "How far is it?"},
+            ],
+        }
+    ]
     assert [(m.role, [p.text for p in m.parts]) for m in to_llm(injected_run())] == [
-        ("user", ["Use metric units."]), ("user", ["It is 09:00."]), ("user", ["How far is it?"])]
+        ("user", ["Use metric units."]),
+        ("user", ["It is 09:00."]),
+        ("user", ["How far is it?"]),
+    ]
 
 
 def test_a_reminder_block_is_sent_in_system_reminder_tags():
     msg = user(ai.Text("Fix the bug."), ai.Reminder("The tests are red."))
     tagged = "<system-reminder>\nThe tests are red.\n</system-reminder>"
     assert to_openai([msg]) == [{"role": "user", "content": f"Fix the bug.\n\n{tagged}"}]
-    assert to_anthropic([msg])[0]["content"] == [{"type": "text", "text": "Fix the bug."}, {"type": "text", "text": tagged}]
+    assert to_anthropic([msg])[0]["content"] == [
+        {"type": "text", "text": "Fix the bug."},
+        {"type": "text", "text": tagged},
+    ]
     assert to_llm([msg])[0].parts[0].text == f"Fix the bug.\n\n{tagged}"
 
 
@@ -69,31 +80,52 @@ def test_files_go_natively_where_supported_and_otherwise_as_a_note():
     msg = user(ai.Text("Read these."), PDF, TXT, ZIP, BMP)
     assert to_openai([msg])[0]["content"] == [
         {"type": "text", "text": "Read these."},
-        {"type": "file", "file": {"filename": "report.pdf", "file_data": "data:application/pdf;base64,JVBERi0xLjQgdGlueQ=="}},
+        {
+            "type": "file",
+            "file": {"filename": "report.pdf", "file_data": "data:application/pdf;base64,JVBERi0xLjQgdGlueQ=="},
+        },
         {"type": "text", "text": '<file name="notes.md" type="text/markdown">\nnaïve notes\n</file>'},
-        {"type": "text", "text": "[file data.zip (application/zip, 4 bytes) not sent: the Chat Completions API does not "
-                                 "accept this type here]"},
-        {"type": "text", "text": "[image (image/bmp, 2 bytes) not sent: the Chat Completions API does not accept this "
-                                 "type here]"},
+        {
+            "type": "text",
+            "text": "[file data.zip (application/zip, 4 bytes) not sent: the Chat Completions API does not "
+            "accept this type here]",
+        },
+        {
+            "type": "text",
+            "text": "[image (image/bmp, 2 bytes) not sent: the Chat Completions API does not accept this type here]",
+        },
     ]
     assert to_anthropic([msg])[0]["content"] == [
         {"type": "text", "text": "Read these."},
-        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQgdGlueQ=="},
-         "title": "report.pdf"},
-        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "naïve notes"},
-         "title": "notes.md"},
-        {"type": "text", "text": "[file data.zip (application/zip, 4 bytes) not sent: the Anthropic Messages API does "
-                                 "not accept this type here]"},
-        {"type": "text", "text": "[image (image/bmp, 2 bytes) not sent: the Anthropic Messages API does not accept "
-                                 "this type here]"},
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQgdGlueQ=="},
+            "title": "report.pdf",
+        },
+        {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": "naïve notes"},
+            "title": "notes.md",
+        },
+        {
+            "type": "text",
+            "text": "[file data.zip (application/zip, 4 bytes) not sent: the Anthropic Messages API does "
+            "not accept this type here]",
+        },
+        {
+            "type": "text",
+            "text": "[image (image/bmp, 2 bytes) not sent: the Anthropic Messages API does not accept this type here]",
+        },
     ]
     (llm_msg,) = to_llm([msg], attachment_types={"application/pdf"})
     assert [type(p).__name__ for p in llm_msg.parts] == ["TextPart", "AttachmentPart"]
     assert llm_msg.parts[1].attachment.content == PDF.data and llm_msg.parts[1].attachment.type == "application/pdf"
     assert llm_msg.parts[0].text.split("\n\n") == [
-        "Read these.", '<file name="notes.md" type="text/markdown">\nnaïve notes\n</file>',
+        "Read these.",
+        '<file name="notes.md" type="text/markdown">\nnaïve notes\n</file>',
         "[file data.zip (application/zip, 4 bytes) not sent: this llm model does not accept this type here]",
-        "[image (image/bmp, 2 bytes) not sent: this llm model does not accept this type here]"]
+        "[image (image/bmp, 2 bytes) not sent: this llm model does not accept this type here]",
+    ]
 
 
 def test_tool_results_round_trip_with_their_ids_and_error_flag():
@@ -101,39 +133,70 @@ def test_tool_results_round_trip_with_their_ids_and_error_flag():
         user(ai.Text("Weather?")),
         ai.Message("assistant", [ai.ToolCall("c1", "weather", {"city": "Oslo"}), ai.ToolCall("c2", "time", {})]),
         ai.Message("tool_result", [ai.Text("-3°C")], tool_call_id="c1", tool_name="weather"),
-        ai.Message("tool_result", [ai.Text("boom"), ai.Image(b"PNG", "image/png")], tool_call_id="c2",
-                   tool_name="time", is_error=True),
+        ai.Message(
+            "tool_result",
+            [ai.Text("boom"), ai.Image(b"PNG", "image/png")],
+            tool_call_id="c2",
+            tool_name="time",
+            is_error=True,
+        ),
         user(ai.Text("Thanks")),
     ]
     assert to_openai(msgs)[1:] == [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}},
-            {"id": "c2", "type": "function", "function": {"name": "time", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Oslo"}'}},
+                {"id": "c2", "type": "function", "function": {"name": "time", "arguments": "{}"}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "-3°C"},
         {"role": "tool", "tool_call_id": "c2", "content": "boom"},
-        {"role": "user", "content": [  # the API takes no image in a tool message: it follows the tool messages
-            {"type": "text", "text": "Attachments of the result of tool call c2:"},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,UE5H"}}]},
+        {
+            "role": "user",
+            "content": [  # the API takes no image in a tool message: it follows the tool messages
+                {"type": "text", "text": "Attachments of the result of tool call c2:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,UE5H"}},
+            ],
+        },
         {"role": "user", "content": "Thanks"},
     ]
     assert to_anthropic(msgs)[1:] == [
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Oslo"}},
-            {"type": "tool_use", "id": "c2", "name": "time", "input": {}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "-3°C"}]},
-            {"type": "tool_result", "tool_use_id": "c2", "is_error": True, "content": [
-                {"type": "text", "text": "boom"},
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "UE5H"}}]},
-            {"type": "text", "text": "Thanks"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Oslo"}},
+                {"type": "tool_use", "id": "c2", "name": "time", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "-3°C"}]},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c2",
+                    "is_error": True,
+                    "content": [
+                        {"type": "text", "text": "boom"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "UE5H"}},
+                    ],
+                },
+                {"type": "text", "text": "Thanks"},
+            ],
+        },
     ]
     llm_msgs = to_llm(msgs)
     assert [m.role for m in llm_msgs] == ["user", "assistant", "tool", "tool", "user"]
     assert [(p.tool_call_id, p.name, p.arguments) for p in llm_msgs[1].parts] == [
-        ("c1", "weather", {"city": "Oslo"}), ("c2", "time", {})]
+        ("c1", "weather", {"city": "Oslo"}),
+        ("c2", "time", {}),
+    ]
     assert [(p.tool_call_id, p.name, p.output) for m in llm_msgs[2:4] for p in m.parts] == [
         ("c1", "weather", "-3°C"),
-        ("c2", "time", "boom\n\n[image (image/png, 3 bytes) not sent: this llm model does not accept this type here]")]
+        ("c2", "time", "boom\n\n[image (image/png, 3 bytes) not sent: this llm model does not accept this type here]"),
+    ]
 
 
 def test_anthropic_merges_turns_puts_tool_results_first_and_drops_empty_messages():
@@ -141,21 +204,28 @@ def test_anthropic_merges_turns_puts_tool_results_first_and_drops_empty_messages
         ai.Message("assistant", [ai.ToolCall("c1", "ls", {})]),
         user(ai.Text("(the user interrupted)"), injected="ephemeral"),
         ai.Message("tool_result", [ai.Text("a.txt")], tool_call_id="c1"),
-        ai.assistant_message(""),                       # an empty reply: refused by the API, so dropped
+        ai.assistant_message(""),  # an empty reply: refused by the API, so dropped
         ai.assistant_message("Done."),
     ]
     assert to_anthropic(msgs) == [
         {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "ls", "input": {}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "a.txt"}]},
-            {"type": "text", "text": "(the user interrupted)"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "a.txt"}]},
+                {"type": "text", "text": "(the user interrupted)"},
+            ],
+        },
         {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
     ]
 
 
 def test_split_base_url_only_splits_at_an_http_url():
     assert models.split_base_url("gpt-4.1-mini") == ("gpt-4.1-mini", None)
-    assert models.split_base_url("llama3.2:3b@http://127.0.0.1:11434/v1") == ("llama3.2:3b", "http://127.0.0.1:11434/v1")
+    assert models.split_base_url("llama3.2:3b@http://127.0.0.1:11434/v1") == (
+        "llama3.2:3b",
+        "http://127.0.0.1:11434/v1",
+    )
     assert models.split_base_url("claude-x@20250101") == ("claude-x@20250101", None)
     assert models.split_base_url("m@https://u:p@proxy.example/v1") == ("m", "https://u:p@proxy.example/v1")
 
@@ -181,8 +251,15 @@ def test_a_missing_sdk_names_the_extra(monkeypatch):
 
 
 def test_no_sdk_is_imported_until_a_model_needs_it():
-    code = ("import sys, durable_nb.durable, durable_nb.models as m; m.build('offline'); "
-            "print(sorted(k for k in ('openai', 'anthropic', 'llm', 'httpx', 'httpx2') if k in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/nonexistent"}).stdout
+    code = (
+        "import sys, durable_nb.durable, durable_nb.models as m; m.build('offline'); "
+        "print(sorted(k for k in ('openai', 'anthropic', 'llm', 'httpx', 'httpx2') if k in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/nonexistent"},
+    ).stdout
     assert out.strip() == "[]"

@@ -12,8 +12,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from provider_session import (FAKE_KEY, LAST_TURN, build_session, chat_messages, fail_and_check_the_key_stays_out,
-                              run_events, stored_reply)
+from provider_session import (
+    FAKE_KEY,
+    LAST_TURN,
+    build_session,
+    chat_messages,
+    fail_and_check_the_key_stays_out,
+    run_events,
+    stored_reply,
+)
 from provider_wire import openai_error, openai_stream
 
 from durable_nb import ai, durable, models
@@ -42,19 +49,30 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
 
     (req,) = wire.requests
     assert req.path == "/v1/chat/completions"
-    assert req.body == {"model": "gpt-test", "stream": True, "stream_options": {"include_usage": True}, 
-                        "messages": chat_messages(agent)}
+    assert req.body == {
+        "model": "gpt-test",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": chat_messages(agent),
+    }
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
     assert reply.released is True, "the first delta did not reach the agent while the server was still streaming"
 
-    assert stored_reply(root) == ("Demain, ce sera mardi.", {"input_tokens": 31, "output_tokens": 7}, "stop", "gpt-test-0001")
+    assert stored_reply(root) == (
+        "Demain, ce sera mardi.",
+        {"input_tokens": 31, "output_tokens": 7},
+        "stop",
+        "gpt-test-0001",
+    )
 
 
 def test_llm_finds_the_key_itself_and_it_never_reaches_the_store(wire, tmp_path, monkeypatch):
     configure(wire.url, api_key_name="wiretest")  # llm looks the key up: keys.json, then $OPENAI_API_KEY
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    wire.add(openai_stream(["Bonjour."]),
-             openai_error(401, f"Incorrect API key provided: {FAKE_KEY}.", "invalid_request_error", "invalid_api_key"))
+    wire.add(
+        openai_stream(["Bonjour."]),
+        openai_error(401, f"Incorrect API key provided: {FAKE_KEY}.", "invalid_request_error", "invalid_api_key"),
+    )
     root = tmp_path / "store"
     agent = durable.Agent(model="llm:wire-test", store=JsonlStore(root))
 
@@ -73,23 +91,30 @@ def test_unknown_model_and_missing_key_fail_at_build(wire):
 def test_rate_limit_mid_session_keeps_the_store_consistent(wire, tmp_path):
     configure(wire.url)
     root = tmp_path / "store"
-    wire.add(openai_stream(["One."]),
-             openai_error(429, "Rate limit reached.", "requests", "rate_limit_exceeded", x_should_retry="false"),
-             openai_stream(["Three."]))
+    wire.add(
+        openai_stream(["One."]),
+        openai_error(429, "Rate limit reached.", "requests", "rate_limit_exceeded", x_should_retry="false"),
+        openai_stream(["Three."]),
+    )
     agent = durable.Agent(model="llm:wire-test", store=JsonlStore(root), session_id="s")
     agent.run("First").wait()
     with pytest.raises(ModelError, match="^llm: 429 rate limited"):
         agent.run("Second").wait()
     reopened = durable.Agent(model="llm:wire-test", store=JsonlStore(root), session_id="s")
-    assert [(m.role, m.text()) for m in reopened.messages()] == [("user", "First"), ("assistant", "One."),
-                                                                 ("user", "Second")]
+    assert [(m.role, m.text()) for m in reopened.messages()] == [
+        ("user", "First"),
+        ("assistant", "One."),
+        ("user", "Second"),
+    ]
     reopened.run("Third").wait()
     assert [m["content"] for m in wire.requests[-1].body["messages"]] == ["First", "One.", "Second", "Third"]
 
 
 def test_tool_calls_in_a_reply_come_back(wire):
     configure(wire.url)
-    wire.add(openai_stream([], finish="tool_calls", tool_calls=[{"id": "call_7", "name": "lookup", "arguments": {"q": "x"}}]))
+    wire.add(
+        openai_stream([], finish="tool_calls", tool_calls=[{"id": "call_7", "name": "lookup", "arguments": {"q": "x"}}])
+    )
     *_, reply = models.build("llm:wire-test").stream([ai.user_message("Look it up")])
     assert reply.tool_calls() == [ai.ToolCall("call_7", "lookup", {"q": "x"})]
     assert reply.stop_reason == "tool_calls"

@@ -7,7 +7,16 @@ import socket
 import threading
 
 import pytest
-from provider_session import FAKE_KEY, LAST_TURN, assert_one_line_error, build_session, chat_messages, run_events, store_bytes, stored_reply
+from provider_session import (
+    FAKE_KEY,
+    LAST_TURN,
+    assert_one_line_error,
+    build_session,
+    chat_messages,
+    run_events,
+    store_bytes,
+    stored_reply,
+)
 from provider_wire import openai_error, openai_stream
 
 from durable_nb import ai, durable, models
@@ -29,13 +38,22 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
 
     (req,) = wire.requests
     assert req.path == "/v1/chat/completions"
-    assert req.body == {"model": "gpt-test", "messages": chat_messages(agent), "stream": True,
-                        "stream_options": {"include_usage": True}}
+    assert req.body == {
+        "model": "gpt-test",
+        "messages": chat_messages(agent),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     assert req.headers["authorization"] == "Bearer no-key-needed"  # no OPENAI_API_KEY, own base URL
     assert [e.delta for e in events if e.type == "text_delta"] == PIECES
     assert reply.released is True, "the first delta did not reach the agent while the server was still streaming"
 
-    assert stored_reply(root) == ("Demain, ce sera mardi.", {"input_tokens": 31, "output_tokens": 7}, "stop", "gpt-test-0001")
+    assert stored_reply(root) == (
+        "Demain, ce sera mardi.",
+        {"input_tokens": 31, "output_tokens": 7},
+        "stop",
+        "gpt-test-0001",
+    )
     data = store_bytes(root)
     assert b"Answer in French." in data and b"Today is Monday." not in data  # meta kept, ephemeral not
 
@@ -43,15 +61,19 @@ def test_a_session_turn_sends_the_exact_request_and_streams_deltas(wire, tmp_pat
     agent.run("Merci").wait()  # the next run: the meta message again, the ephemeral one no more
     first = chat_messages(agent)
     assert wire.requests[1].body["messages"] == first[:6] + first[7:] + [
-        {"role": "assistant", "content": "Demain, ce sera mardi."}, {"role": "user", "content": "Merci"}]
+        {"role": "assistant", "content": "Demain, ce sera mardi."},
+        {"role": "user", "content": "Merci"},
+    ]
 
 
 def test_env_vars_work_unchanged_and_the_key_never_reaches_the_store(wire, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", f"{wire.url}/v1")
     monkeypatch.setenv("DURABLE_NB_MODEL", "openai:gpt-test")
-    wire.add(openai_stream(["Bonjour."]),
-             openai_error(401, f"Incorrect API key provided: {FAKE_KEY}.", "invalid_request_error", "invalid_api_key"))
+    wire.add(
+        openai_stream(["Bonjour."]),
+        openai_error(401, f"Incorrect API key provided: {FAKE_KEY}.", "invalid_request_error", "invalid_api_key"),
+    )
     root = tmp_path / "store"
     agent = durable.Agent(store=JsonlStore(root))  # model=None: $DURABLE_NB_MODEL
 
@@ -67,16 +89,27 @@ def test_env_vars_work_unchanged_and_the_key_never_reaches_the_store(wire, tmp_p
         assert FAKE_KEY not in where
 
 
-@pytest.mark.parametrize("reply, expected", [
-    (openai_error(401, "Incorrect API key provided: sk-abc.", "invalid_request_error", "invalid_api_key"),
-     ["openai: 401 authentication failed", "Incorrect API key provided", "check OPENAI_API_KEY"]),
-    (openai_error(404, "The model `gpt-nope` does not exist.", "invalid_request_error", "model_not_found"),
-     ["openai: 404 model 'gpt-nope' not found", "does not exist", "check the model name"]),
-    (openai_error(429, "Rate limit reached.", "requests", "rate_limit_exceeded", x_should_retry="false"),
-     ["openai: 429 rate limited", "Rate limit reached.", "wait a moment"]),
-    (openai_error(500, "The server had an error.", "server_error", x_should_retry="false"),
-     ["openai: 500 server error", "try again later"]),
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        (
+            openai_error(401, "Incorrect API key provided: sk-abc.", "invalid_request_error", "invalid_api_key"),
+            ["openai: 401 authentication failed", "Incorrect API key provided", "check OPENAI_API_KEY"],
+        ),
+        (
+            openai_error(404, "The model `gpt-nope` does not exist.", "invalid_request_error", "model_not_found"),
+            ["openai: 404 model 'gpt-nope' not found", "does not exist", "check the model name"],
+        ),
+        (
+            openai_error(429, "Rate limit reached.", "requests", "rate_limit_exceeded", x_should_retry="false"),
+            ["openai: 429 rate limited", "Rate limit reached.", "wait a moment"],
+        ),
+        (
+            openai_error(500, "The server had an error.", "server_error", x_should_retry="false"),
+            ["openai: 500 server error", "try again later"],
+        ),
+    ],
+)
 def test_provider_errors_become_one_clear_line(wire, reply, expected):
     wire.add(reply)
     assert_one_line_error(f"openai:gpt-nope@{wire.url}/v1", expected)
@@ -97,8 +130,9 @@ def test_connection_refused_names_the_server_and_what_to_do():
 def test_rate_limit_mid_session_keeps_the_store_consistent(wire, tmp_path):
     root = tmp_path / "store"
     spec = f"openai:gpt-test@{wire.url}/v1"
-    limited = openai_error(429, "Rate limit reached for gpt-test.", "requests", "rate_limit_exceeded",
-                           retry_after_ms="1")
+    limited = openai_error(
+        429, "Rate limit reached for gpt-test.", "requests", "rate_limit_exceeded", retry_after_ms="1"
+    )
     wire.add(openai_stream(["One."]), limited, limited, limited, openai_stream(["Three."]))
     agent = durable.Agent(model=spec, store=JsonlStore(root), session_id="s")
     agent.run("First").wait()
@@ -109,7 +143,10 @@ def test_rate_limit_mid_session_keeps_the_store_consistent(wire, tmp_path):
 
     reopened = durable.Agent(model=spec, store=JsonlStore(root), session_id="s")
     assert [(m.role, m.text()) for m in reopened.messages()] == [
-        ("user", "First"), ("assistant", "One."), ("user", "Second")]  # input kept, no reply stored
+        ("user", "First"),
+        ("assistant", "One."),
+        ("user", "Second"),
+    ]  # input kept, no reply stored
     reopened.run("Third").wait()
     assert [m["content"] for m in wire.requests[-1].body["messages"]] == ["First", "One.", "Second", "Third"]
     assert reopened.path()[-1].message.text() == "Three."
@@ -125,7 +162,8 @@ def test_an_error_event_mid_stream_stores_no_partial_reply(wire, tmp_path):
     with pytest.raises(ModelError, match="while streaming: The model crashed."):
         stream.wait()
     assert [(m.role, m.text()) for m in durable.Agent(store=JsonlStore(root), session_id="s").messages()] == [
-        ("user", "Go")]
+        ("user", "Go")
+    ]
 
 
 def test_a_cut_stream_is_an_error_not_a_short_reply(wire):
@@ -137,23 +175,37 @@ def test_a_cut_stream_is_an_error_not_a_short_reply(wire):
 
 
 def test_tool_calls_in_a_reply_come_back_and_round_trip(wire, tmp_path):
-    wire.add(openai_stream([], finish="tool_calls", tool_calls=[
-        {"id": "call_9", "name": "lookup", "arguments": {"q": "durable sessions", "n": 3}}]),
-        openai_stream(["Found it."]))
+    wire.add(
+        openai_stream(
+            [],
+            finish="tool_calls",
+            tool_calls=[{"id": "call_9", "name": "lookup", "arguments": {"q": "durable sessions", "n": 3}}],
+        ),
+        openai_stream(["Found it."]),
+    )
     agent = durable.Agent(model=f"openai:gpt-test@{wire.url}/v1", store=JsonlStore(tmp_path), session_id="s")
     agent.run("Look it up").wait()
     call_msg = agent.path()[-1].message
     assert call_msg.tool_calls() == [ai.ToolCall("call_9", "lookup", {"q": "durable sessions", "n": 3})]
     assert call_msg.stop_reason == "tool_calls"
 
-    agent.append(MessageEntry(message=ai.Message("tool_result", [ai.Text("3 hits")], tool_call_id="call_9",
-                                                 tool_name="lookup")))
+    agent.append(
+        MessageEntry(message=ai.Message("tool_result", [ai.Text("3 hits")], tool_call_id="call_9", tool_name="lookup"))
+    )
     agent.run("Summarise").wait()
     sent = wire.requests[-1].body["messages"]
     assert sent[1:] == [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_9", "type": "function",
-             "function": {"name": "lookup", "arguments": json.dumps({"q": "durable sessions", "n": 3})}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_9",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": json.dumps({"q": "durable sessions", "n": 3})},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_9", "content": "3 hits"},
         {"role": "user", "content": "Summarise"},
     ]

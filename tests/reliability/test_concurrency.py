@@ -23,8 +23,13 @@ def test_two_writers_grow_two_branches(tmp_path):
     store = JsonlStore(tmp_path)
     root_entry = durable.Agent(store=store, session_id="shared").append("root")[0]
     procs = [
-        subprocess.Popen([sys.executable, str(HERE / "append_worker.py"), str(tmp_path), "shared", tag, str(N)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env(), text=True)
+        subprocess.Popen(
+            [sys.executable, str(HERE / "append_worker.py"), str(tmp_path), "shared", tag, str(N)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=child_env(),
+            text=True,
+        )
         for tag in ("A", "B")
     ]
     try:

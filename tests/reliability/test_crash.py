@@ -37,7 +37,11 @@ class Server:
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
             [os.sys.executable, str(HERE / "crash_worker.py")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=child_env(), text=True, bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=child_env(),
+            text=True,
+            bufsize=1,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()

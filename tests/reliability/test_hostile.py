@@ -64,24 +64,38 @@ messages = st.builds(
     role=st.sampled_from(ai.ROLES),
     content=st.lists(blocks, max_size=6),
     injected=st.sampled_from([None, ai.Injection.META, ai.Injection.EPHEMERAL]),
-    origin=opt_text, tool_call_id=opt_text, tool_name=opt_text, is_error=st.booleans(),
+    origin=opt_text,
+    tool_call_id=opt_text,
+    tool_name=opt_text,
+    is_error=st.booleans(),
     usage=st.none() | st.dictionaries(some_text, st.integers(0, 10**9), min_size=1, max_size=3),
-    stop_reason=opt_text, model=opt_text,
+    stop_reason=opt_text,
+    model=opt_text,
 )
 header = {"id": some_text, "parent_id": text, "created_at": text}
 entries = st.one_of(
     st.builds(MessageEntry, message=messages, **header),
     st.builds(CompactionEntry, summary=text, first_kept_id=text, tokens_before=st.integers(0, 10**12), **header),
-    st.builds(CustomEntry, kind=text.filter(lambda k: k != "test-review"),
-              data=st.dictionaries(text, json_value, max_size=4), **header),
-    st.builds(Review, kind=st.just("test-review"), verdict=text, score=st.integers(), tags=st.lists(text, max_size=3),
-              data=st.dictionaries(text.filter(lambda k: k not in ("verdict", "score", "tags")), json_value,
-                                   max_size=3),
-              **header),
+    st.builds(
+        CustomEntry,
+        kind=text.filter(lambda k: k != "test-review"),
+        data=st.dictionaries(text, json_value, max_size=4),
+        **header,
+    ),
+    st.builds(
+        Review,
+        kind=st.just("test-review"),
+        verdict=text,
+        score=st.integers(),
+        tags=st.lists(text, max_size=3),
+        data=st.dictionaries(text.filter(lambda k: k not in ("verdict", "score", "tags")), json_value, max_size=3),
+        **header,
+    ),
 )
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                         HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 
 
 # -- round trips ----------------------------------------------------------------
@@ -116,7 +130,7 @@ def test_empty_strings_in_optional_message_fields_read_back_as_written_not_as_un
 
 
 def test_huge_and_empty_texts_round_trip_through_the_jsonl_store(tmp_path):
-    huge = "ø\u200d🧪\x00\n\"\\" * 1_500_000  # ~10.5 M characters, control and escape characters included
+    huge = 'ø\u200d🧪\x00\n"\\' * 1_500_000  # ~10.5 M characters, control and escape characters included
     batch = [
         MessageEntry(id="big", message=ai.user_message(huge)),
         MessageEntry(id="empty", parent_id="big", message=ai.Message("assistant", [])),
@@ -134,8 +148,13 @@ def test_lone_surrogate_is_refused_by_the_jsonl_store_and_nothing_is_written(tmp
     store.create_session("s")
     before = store.file("s").read_bytes()
     with pytest.raises(UnicodeEncodeError):
-        store.append_entries("s", [MessageEntry(id="ok", message=ai.user_message("fine")),
-                                   MessageEntry(id="bad", message=ai.user_message("half \ud800 pair"))])
+        store.append_entries(
+            "s",
+            [
+                MessageEntry(id="ok", message=ai.user_message("fine")),
+                MessageEntry(id="bad", message=ai.user_message("half \ud800 pair")),
+            ],
+        )
     assert store.file("s").read_bytes() == before
 
 
@@ -145,20 +164,45 @@ _ids = st.sampled_from(["a", "b", "c", ""])
 _anything = json_value
 _block = st.fixed_dictionaries(
     {"type": st.sampled_from(["text", "reminder", "tool_call", "image", "file", "video"]) | _anything},
-    optional={"text": _anything, "id": _anything, "name": _anything, "arguments": _anything,
-              "data": _anything | st.just("aGk="), "mime_type": _anything},
+    optional={
+        "text": _anything,
+        "id": _anything,
+        "name": _anything,
+        "arguments": _anything,
+        "data": _anything | st.just("aGk="),
+        "mime_type": _anything,
+    },
 )
-_message = st.fixed_dictionaries({}, optional={
-    "role": st.sampled_from(ai.ROLES) | _anything, "content": st.lists(_block, max_size=3) | _anything,
-    "injected": st.sampled_from(["meta", "ephemeral"]) | _anything, "origin": _anything,
-    "tool_call_id": _anything, "tool_name": _anything, "is_error": _anything, "usage": _anything,
-    "stop_reason": _anything, "model": _anything,
-})
-_entry = st.fixed_dictionaries({"type": st.sampled_from(["message", "compaction", "custom"]) | _anything}, optional={
-    "id": _ids | _anything, "parent_id": _ids | _anything, "created_at": _anything, "message": _message | _anything,
-    "summary": _anything, "first_kept_id": _ids | _anything, "tokens_before": _anything,
-    "kind": st.just("test-review") | _anything, "data": _anything, "meta": st.just(True),
-})
+_message = st.fixed_dictionaries(
+    {},
+    optional={
+        "role": st.sampled_from(ai.ROLES) | _anything,
+        "content": st.lists(_block, max_size=3) | _anything,
+        "injected": st.sampled_from(["meta", "ephemeral"]) | _anything,
+        "origin": _anything,
+        "tool_call_id": _anything,
+        "tool_name": _anything,
+        "is_error": _anything,
+        "usage": _anything,
+        "stop_reason": _anything,
+        "model": _anything,
+    },
+)
+_entry = st.fixed_dictionaries(
+    {"type": st.sampled_from(["message", "compaction", "custom"]) | _anything},
+    optional={
+        "id": _ids | _anything,
+        "parent_id": _ids | _anything,
+        "created_at": _anything,
+        "message": _message | _anything,
+        "summary": _anything,
+        "first_kept_id": _ids | _anything,
+        "tokens_before": _anything,
+        "kind": st.just("test-review") | _anything,
+        "data": _anything,
+        "meta": st.just(True),
+    },
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -224,25 +268,31 @@ def _write_log(tmp_path, *lines: str, end: str = "\n") -> JsonlStore:
     return JsonlStore(tmp_path)
 
 
-@pytest.mark.parametrize(("bad", "says"), [
-    ('{"type":"message","id":"x",', "not valid JSON"),
-    (GOOD_X + "," + GOOD_X, "not valid JSON"),  # two objects on one line
-    (GOOD_X + " " + GOOD_X, "not valid JSON"),
-    ("[1, 2]", "not a JSON object"),
-    ('{"type":"video","id":"x"}', "unknown entry type 'video'"),
-    ('{"id":"x","parent_id":"a"}', "entry has no 'type'"),
-    ('{"type":"message","parent_id":"a","message":{"role":"user","content":[]}}', "missing 'id'"),
-    ('{"type":"message","id":"x","parent_id":"a"}', "missing 'message'"),
-    ('{"type":"message","id":"x","message":{"content":[]}}', "missing 'role'"),
-    ('{"type":"message","id":"x","message":{"role":"system","content":[]}}', "role"),
-    ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text"}]}}', "missing 'text'"),
-    ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text","text":5}]}}', "must be a string"),
-    ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"gif"}]}}', "unknown content block"),
-    ('{"type":"message","id":"x","message":{"role":"user","injected":"always","content":[]}}', "always"),
-    ('{"type":"message","id":["x"],"message":{"role":"user","content":[]}}', "must be strings"),
-    ('{"type":"compaction","id":"x","tokens_before":"many"}', "tokens_before"),
-    ('{"type":"custom","id":"x","kind":"k","data":[1]}', "'data' must be an object"),
-])
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ('{"type":"message","id":"x",', "not valid JSON"),
+        (GOOD_X + "," + GOOD_X, "not valid JSON"),  # two objects on one line
+        (GOOD_X + " " + GOOD_X, "not valid JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"type":"video","id":"x"}', "unknown entry type 'video'"),
+        ('{"id":"x","parent_id":"a"}', "entry has no 'type'"),
+        ('{"type":"message","parent_id":"a","message":{"role":"user","content":[]}}', "missing 'id'"),
+        ('{"type":"message","id":"x","parent_id":"a"}', "missing 'message'"),
+        ('{"type":"message","id":"x","message":{"content":[]}}', "missing 'role'"),
+        ('{"type":"message","id":"x","message":{"role":"system","content":[]}}', "role"),
+        ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text"}]}}', "missing 'text'"),
+        (
+            '{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text","text":5}]}}',
+            "must be a string",
+        ),
+        ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"gif"}]}}', "unknown content block"),
+        ('{"type":"message","id":"x","message":{"role":"user","injected":"always","content":[]}}', "always"),
+        ('{"type":"message","id":["x"],"message":{"role":"user","content":[]}}', "must be strings"),
+        ('{"type":"compaction","id":"x","tokens_before":"many"}', "tokens_before"),
+        ('{"type":"custom","id":"x","kind":"k","data":[1]}', "'data' must be an object"),
+    ],
+)
 def test_a_bad_line_mid_file_names_file_and_line(tmp_path, bad, says):
     store = _write_log(tmp_path, INIT, GOOD % ("a", ""), bad, GOOD % ("b", "a"))
     with pytest.raises(CorruptLog) as err:
@@ -273,8 +323,9 @@ def test_blank_lines_are_skipped(tmp_path):
 
 
 def test_a_missing_parent_id_makes_a_root(tmp_path):
-    store = _write_log(tmp_path, INIT, GOOD % ("a", ""),
-                       '{"type":"message","id":"b","message":{"role":"user","content":"shorthand"}}')
+    store = _write_log(
+        tmp_path, INIT, GOOD % ("a", ""), '{"type":"message","id":"b","message":{"role":"user","content":"shorthand"}}'
+    )
     a, b = store.load_entries("s")
     assert b.parent_id == "" and display_text(b) == "shorthand"
     assert [n.entry.id for n in tree([a, b])] == ["a", "b"]
@@ -322,8 +373,22 @@ def test_duplicate_ids_later_entry_wins_everywhere(tmp_path):
 
 # -- unsafe session ids ---------------------------------------------------------------
 
-UNSAFE = ["../escape", "..", ".", "", "/etc/passwd", "a/b", "a\\b", "x\x00y", ".hidden", "a" * 201, "-rf", "a\nb",
-          "~/x", "sess id"]
+UNSAFE = [
+    "../escape",
+    "..",
+    ".",
+    "",
+    "/etc/passwd",
+    "a/b",
+    "a\\b",
+    "x\x00y",
+    ".hidden",
+    "a" * 201,
+    "-rf",
+    "a\nb",
+    "~/x",
+    "sess id",
+]
 
 
 def _files(root):
@@ -333,11 +398,14 @@ def _files(root):
 @pytest.mark.parametrize("sid", UNSAFE)
 def test_unsafe_session_ids_are_refused_and_nothing_is_written(tmp_path, sid):
     store = JsonlStore(tmp_path / "store")
-    for call in (lambda: store.create_session(sid), lambda: store.load_entries(sid),
-                 lambda: store.load_session(sid),
-                 lambda: store.append_entries(sid, [MessageEntry(id="a", message=ai.user_message("x"))]),
-                 lambda: MemoryStore().create_session(sid),
-                 lambda: durable.Agent(store=store, session_id=sid)):
+    for call in (
+        lambda: store.create_session(sid),
+        lambda: store.load_entries(sid),
+        lambda: store.load_session(sid),
+        lambda: store.append_entries(sid, [MessageEntry(id="a", message=ai.user_message("x"))]),
+        lambda: MemoryStore().create_session(sid),
+        lambda: durable.Agent(store=store, session_id=sid),
+    ):
         with pytest.raises(InvalidSessionId, match="invalid session id"):
             call()
     assert _files(tmp_path) == []  # not even the store folder

@@ -27,9 +27,17 @@ class _Completions(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _Completions.seen_auth.append(self.headers.get("Authorization", ""))
         reply = {
-            "id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": f"saw {len(body['messages'])} messages"}}],
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": f"saw {len(body['messages'])} messages"},
+                }
+            ],
             "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
         }
         data = json.dumps(reply).encode()
@@ -56,11 +64,16 @@ def test_api_keys_in_the_environment_leave_no_trace_in_the_store(tmp_path, monke
         def gpt(messages: list[ai.Message]) -> ai.Message:
             r = client.chat.completions.create(
                 model="gpt-test",
-                messages=[{"role": "assistant" if m.role == "assistant" else "user", "content": m.text()}
-                          for m in messages],
+                messages=[
+                    {"role": "assistant" if m.role == "assistant" else "user", "content": m.text()} for m in messages
+                ],
             )
-            return ai.assistant_message(r.choices[0].message.content, model=r.model, stop_reason="end_turn",
-                                        usage={"input": r.usage.prompt_tokens, "output": r.usage.completion_tokens})
+            return ai.assistant_message(
+                r.choices[0].message.content,
+                model=r.model,
+                stop_reason="end_turn",
+                usage={"input": r.usage.prompt_tokens, "output": r.usage.completion_tokens},
+            )
 
         store = JsonlStore(tmp_path / "store")
         agent = durable.Agent(model=gpt, store=store, session_id="secret-test")

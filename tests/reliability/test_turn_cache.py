@@ -39,8 +39,12 @@ def test_turn_input_equals_the_recomputed_model_view(ops, seed):
             if op == "run":
                 inputs = [durable.text(f"q{rng.random()}")]
             elif op == "run_injected":
-                inputs = [durable.meta("m", origin="skill:x"), durable.ephemeral("e"), durable.text("q"),
-                          CustomEntry(kind="note")]
+                inputs = [
+                    durable.meta("m", origin="skill:x"),
+                    durable.ephemeral("e"),
+                    durable.text("q"),
+                    CustomEntry(kind="note"),
+                ]
             else:  # input that carries a tool result: the uncached path
                 inputs = [MessageEntry(message=ai.Message("tool_result", [ai.Text("r")], tool_call_id=f"c{calls}"))]
             agent.run(*inputs).wait()
@@ -68,8 +72,16 @@ def test_turn_input_equals_the_recomputed_model_view(ops, seed):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["c1", "c2", "c3", None]), st.sampled_from(["turn", "meta", "ephemeral", "note", "branch"])),
-                min_size=1, max_size=20), st.integers(0, 2**32))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["c1", "c2", "c3", None]), st.sampled_from(["turn", "meta", "ephemeral", "note", "branch"])
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+    st.integers(0, 2**32),
+)
 def test_notebook_cell_positions_match_a_full_scan(tmp_path_factory, cells, seed):
     """The notebook's incremental origin index and ``Agent.on_path`` agree with scanning the whole log."""
     from durable_nb.notebook.state import NotebookSession, Turn, cell_entry

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import comm
 import pytest
-
 from widget_harness import RecordingComm, launch
 from widget_sessions import realistic_agent
 

@@ -12,8 +12,8 @@ from widget_harness import front_end_send, front_end_update
 from widget_sessions import HOSTILE, REMINDER, long_agent
 
 from durable_nb import ai, durable
-from durable_nb.session import MessageEntry, codec, model_view, transcript_view
 from durable_nb import widget as widget_module
+from durable_nb.session import MessageEntry, codec, model_view, transcript_view
 from durable_nb.widget import CHARS_PER_ITEM, SessionWidget, sync_widgets, tail_limit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +63,8 @@ def test_selecting_an_entry_moves_both_views_there(agent):
     path = agent.path(at)
     assert v["at"] == at and not v["following_leaf"]
     assert [codec.encode_message(m) for m in model_view(path)] == [
-        {k: x for k, x in m.items() if k != "entry_id"} for m in v["model"]]
+        {k: x for k, x in m.items() if k != "entry_id"} for m in v["model"]
+    ]
     model_texts = [b.get("text") for m in v["model"] for b in m["content"]]
     assert "Answer briefly." in model_texts and REMINDER in model_texts  # meta and reminder reach the model
     assert [t["id"] for t in v["transcript"]] == [e.id for e in transcript_view(path)]
@@ -78,7 +79,7 @@ def test_selecting_an_entry_moves_both_views_there(agent):
 
 def test_the_first_state_travels_with_the_comm_open_message(recording, agent):
     w = SessionWidget(agent)
-    (kind, data), = w.comm.sent  # nothing but the open message
+    ((kind, data),) = w.comm.sent  # nothing but the open message
     assert kind == "comm_open"
     state = data["state"]
     assert [r["id"] for r in state["base"]] == [e.id for e in agent.entries()]
@@ -185,10 +186,18 @@ def test_displaying_an_agent_shows_the_widget(agent):
 
 
 def test_durable_does_not_import_jupyter():
-    code = "import sys, durable_nb.durable as d; d.Agent().run('x').wait(); " \
-           "print(sorted(m for m in ('IPython', 'ipywidgets', 'anywidget', 'traitlets') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    code = (
+        "import sys, durable_nb.durable as d; d.Agent().run('x').wait(); "
+        "print(sorted(m for m in ('IPython', 'ipywidgets', 'anywidget', 'traitlets') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -201,5 +210,6 @@ def test_views_send_the_last_messages_and_more_on_request():
     assert w.views["model"][-1]["entry_id"] == agent.leaf_id  # the newest are the ones sent
     front_end_update(w, view_limit=400)  # "Show earlier"
     assert len(w.views["model"]) == min(400, total)
-    assert [m["entry_id"] for m in w.views["model"]][-100:] == [e.id for e in agent.path()
-                                                                if isinstance(e, MessageEntry)][-100:]
+    assert [m["entry_id"] for m in w.views["model"]][-100:] == [
+        e.id for e in agent.path() if isinstance(e, MessageEntry)
+    ][-100:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from durable_nb import ai, durable
 from durable_nb.session import CustomEntry, MemoryStore, MessageEntry
 
-HOSTILE = 'Here: <img src=x onerror=window.__pwned=1> and <script>window.__pwned=1</script> done.'
+HOSTILE = "Here: <img src=x onerror=window.__pwned=1> and <script>window.__pwned=1</script> done."
 REMINDER = "Remember: the user is in Paris."
 
 
@@ -30,15 +30,26 @@ def realistic_agent() -> durable.Agent:
     """
     a = durable.Agent(model=scripted_model, store=MemoryStore(), session_id="demo")
     ids = {}
-    a.run(durable.meta("Answer briefly.", origin="skill:brief"),
-          durable.ephemeral("Today is Monday.", origin="cell:clock"),
-          durable.text("What day is it?")).wait()
+    a.run(
+        durable.meta("Answer briefly.", origin="skill:brief"),
+        durable.ephemeral("Today is Monday.", origin="cell:clock"),
+        durable.text("What day is it?"),
+    ).wait()
     log = a.entries()
     ids["meta"], ids["eph"], ids["q1"], ids["r1"] = (e.id for e in log)
-    call = MessageEntry(message=ai.Message(role="assistant", content=[
-        ai.Text("Let me look."), ai.ToolCall("call_1", "search", {"q": "weather Paris"})]))
-    result = MessageEntry(message=ai.Message(role="tool_result", content=[
-        ai.Text("Sunny, 21 C"), ai.Reminder(REMINDER)], tool_call_id="call_1", tool_name="search"))
+    call = MessageEntry(
+        message=ai.Message(
+            role="assistant", content=[ai.Text("Let me look."), ai.ToolCall("call_1", "search", {"q": "weather Paris"})]
+        )
+    )
+    result = MessageEntry(
+        message=ai.Message(
+            role="tool_result",
+            content=[ai.Text("Sunny, 21 C"), ai.Reminder(REMINDER)],
+            tool_call_id="call_1",
+            tool_name="search",
+        )
+    )
     ids["call"], ids["result"] = (e.id for e in a.append(call, result))
     (custom,) = a.append(CustomEntry(kind="artifact", data={"title": "forecast chart", "rows": 3}))
     ids["custom"] = custom.id
