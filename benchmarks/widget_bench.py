@@ -4,7 +4,7 @@
 
 For each size it builds a session through the real agent (user/assistant
 turns, a branch every 50 turns, a meta entry every 10), makes the real
-Python SessionWidget, renders js/widget.js in Debian's headless Chromium via
+Python SessionWidget, renders durable_nb/static/widget.js in Debian's headless Chromium via
 the test harness (tests/widget/harness.html) and measures, in the page:
 
 - first paint: render() until two animation frames later (the tree drawn),

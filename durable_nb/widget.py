@@ -4,7 +4,7 @@
     w = SessionWidget(agent)      # display(w), or just display the agent
     w.sync()                      # push what changed since the last sync
 
-The front end (``js/widget.js``, ``js/widget.css``) builds the tree from a
+The front end (``static/widget.js``, ``static/widget.css``) builds the tree from a
 flat log of entry *rows* and draws views that Python computed: the model view
 and transcript view at the selected entry come from
 :func:`~durable_nb.session.model_view`, :func:`~durable_nb.session.transcript_view`
@@ -48,14 +48,8 @@ CHARS_PER_ITEM = 500  # a view's JSON budget is this times view_limit (at least 
 
 
 def _asset(name: str) -> Path:
-    """Return the front-end file ``name``: ``durable_nb/js`` in a wheel, top-level ``js/`` in a checkout."""
-    here = Path(__file__).resolve().parent
-    for folder in (here / "js", here.parent / "js"):
-        if (folder / name).is_file():
-            return folder / name
-    raise FileNotFoundError(
-        f"durable_nb's widget front end {name!r} is missing (looked in {here / 'js'} and {here.parent / 'js'})"
-    )
+    """Return the path of the front-end file ``name`` (it ships inside the package, in ``durable_nb/static/``)."""
+    return Path(__file__).resolve().parent / "static" / name
 
 
 def tail_limit(base_len: int) -> int:

@@ -1,4 +1,4 @@
-"""js/widget.js in headless Chromium, driven by the real Python SessionWidget (see widget_harness.py)."""
+"""durable_nb/static/widget.js in headless Chromium, driven by the real Python SessionWidget (see widget_harness.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Render js/widget.js in headless Chromium against the real Python SessionWidget.
+"""Render durable_nb/static/widget.js in headless Chromium against the real Python SessionWidget.
 
 The page (``harness.html``) implements anywidget's model interface; this
 module serves it through Playwright's router (no server, no port, no network:
