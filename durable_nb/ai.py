@@ -88,9 +88,12 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     """One message of a conversation.
 
     ``role`` is ``"user"``, ``"assistant"`` or ``"tool_result"`` (the latter
-    answers the tool call named by ``tool_call_id``). ``usage`` (token counts),
-    ``stop_reason`` and ``model`` are recorded on assistant messages by the
-    providers that report them.
+    answers the tool call named by ``tool_call_id``). ``usage`` (token counts,
+    ``input_tokens`` / ``output_tokens``), ``stop_reason`` and ``model`` are
+    recorded on assistant messages by the providers that report them. The
+    agent stamps how a message was produced: ``settings`` (the sampling
+    settings sent) and ``timing`` (``{"ttft_ms", "total_ms"}`` on an
+    assistant message, ``{"duration_ms"}`` on a tool result).
     """
 
     role: Role
@@ -103,6 +106,8 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     usage: dict[str, Any] | None = None
     stop_reason: str | None = None
     model: str | None = None
+    settings: dict[str, Any] | None = None
+    timing: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -121,6 +126,32 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     def tool_calls(self) -> list[ToolCall]:
         """Return the message's :class:`ToolCall` blocks, in order."""
         return [b for b in self.content if isinstance(b, ToolCall)]
+
+
+class ToolSpec(msgspec.Struct, gc=False):
+    """A tool as a model is told about it: a name, a description and the JSON Schema of its arguments.
+
+    ``parameters`` is a JSON Schema object (``{"type": "object", "properties": …}``).
+    """
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = {}
+
+
+class Request(msgspec.Struct, gc=False):
+    """What a model call carries besides the messages.
+
+    ``system`` is the system prompt (providers send it natively, never as a
+    message); ``tools`` the tools the model may call; ``settings`` the
+    sampling settings (``temperature``, ``max_tokens``, ``top_p``, ``seed``,
+    ``stop``) plus provider extras, passed to the provider's request body
+    verbatim. A field left empty is not sent.
+    """
+
+    system: str | None = None
+    tools: list[ToolSpec] = []
+    settings: dict[str, Any] = {}
 
 
 def describe_block(block: Block) -> str:

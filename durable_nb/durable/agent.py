@@ -13,7 +13,6 @@ from ..errors import AgentClosed, DurableError, ModelError, SessionExists, Sessi
 from ..models import Model, ModelLike, build, model_name
 from ..session import (
     CompactionEntry,
-    CustomEntry,
     Entry,
     MemoryStore,
     MessageEntry,
@@ -26,6 +25,7 @@ from ..session import (
     path,
     transcript_view,
 )
+from .active import ActivePath
 from .events import Event
 from .inputs import text
 
@@ -108,15 +108,8 @@ class Agent:
         self._model: Model | None = None
         self._log: list[Entry] = []
         self._by_id: dict[str, Entry] = {}
-        # The active path and its model view, kept up to date as the leaf advances so a
-        # turn costs O(1) in the session's size; recomputed once after the leaf moves
-        # any other way (branch, reopening). Valid while _cache_leaf == leaf_id.
-        self._cache_leaf: str | None = None
-        self._cache_path: list[Entry] = []
-        self._cache_ids: set[str] = set()
-        self._cache_view: list[ai.Message] | None = None
+        self._active = ActivePath(self._by_id)
         self.closed = False
-        self.leaf_id = ""
         if session_id is None:
             session_id = new_session_id()
         check_session_id(session_id)
@@ -134,6 +127,15 @@ class Agent:
             self._remember(e)
         if loaded:
             self.leaf_id = loaded[-1].id
+
+    @property
+    def leaf_id(self) -> str:
+        """The id of the leaf: the entry the next one hangs off (``""``: before the first)."""
+        return self._active.leaf_id
+
+    @leaf_id.setter
+    def leaf_id(self, entry_id: str) -> None:
+        self._active.move_to(entry_id)
 
     # -- model -------------------------------------------------------------
 
@@ -169,8 +171,7 @@ class Agent:
 
     def on_path(self, entry_id: str) -> bool:
         """True when ``entry_id`` is on the active path. O(1) (O(depth) once after the leaf moved)."""
-        self._cached_path()
-        return entry_id in self._cache_ids
+        return entry_id in self._active
 
     def entry(self, entry_id: str) -> Entry:
         """Return the entry with that id; raises :class:`UnknownEntry`."""
@@ -182,14 +183,14 @@ class Agent:
     def path(self, leaf_id: str | None = None) -> list[Entry]:
         """Return the active path (root to leaf), or the path to ``leaf_id``. O(depth)."""
         if leaf_id is None or leaf_id == self.leaf_id:
-            return list(self._cached_path())
+            return list(self._active.entries())
         return path(self._by_id, leaf_id)
 
     @property
     def depth(self) -> int:
         """The number of entries on the active path: ``len(self.path())`` without the copy.
         O(1), or O(depth) once after the leaf moved."""
-        return len(self._cached_path())
+        return len(self._active)
 
     def transcript(self) -> list[Entry]:
         """Return the transcript view of the active path."""
@@ -223,14 +224,10 @@ class Agent:
         self._check_open()
         model = self._built_model()
         prepared = self._prepare(entries)
-        return RunStream(self._run(model, self._view_with(prepared), prepared))
+        return RunStream(self._run(model, self._active.view_with(prepared), prepared))
 
     def _run(self, model: Model, view: list[ai.Message], prepared: list[Entry]) -> Iterator[Event]:
-        durable = [e for e in prepared if not is_ephemeral(e)]
-        self._persist(durable)
-        for e in prepared:
-            self._remember(e)
-        self._advance(durable)
+        durable = self._commit(prepared)
         yield Event("agent_start", session_id=self.session_id, leaf_id=self.leaf_id, entries=tuple(durable))
         deltas: list[str] = []
         try:
@@ -251,14 +248,12 @@ class Agent:
             if final.role != "assistant" or final.injected is not None:
                 final = msgspec.structs.replace(final, role="assistant", injected=None)
             reply = MessageEntry(id=new_id(), parent_id=self.leaf_id, created_at=now(), message=final)
-            self._persist([reply])
+            self._commit([reply])
         except GeneratorExit:
             raise
         except BaseException as e:
             yield Event("agent_end", session_id=self.session_id, leaf_id=self.leaf_id, error=e, partial="".join(deltas))
             raise
-        self._remember(reply)
-        self._advance([reply])
         yield Event("message_end", session_id=self.session_id, leaf_id=reply.id, entries=(reply,), message=final)
         yield Event("agent_end", session_id=self.session_id, leaf_id=reply.id, messages=(final,))
 
@@ -271,10 +266,7 @@ class Agent:
         prepared = self._prepare(entries)
         if any(is_ephemeral(e) for e in prepared):
             raise DurableError("append() stores entries; pass ephemeral entries to run() instead")
-        self._persist(prepared)
-        for e in prepared:
-            self._remember(e)
-        self._advance(prepared)
+        self._commit(prepared)
         return prepared
 
     def branch(self, entry_id: str) -> None:
@@ -367,9 +359,7 @@ class Agent:
             first_kept_id=first_kept,
             tokens_before=estimate_tokens(before),
         )
-        self._persist([entry])
-        self._remember(entry)
-        self._advance([entry])
+        self._commit([entry])
         self._publish(Event("session_compacted", session_id=self.session_id, leaf_id=entry.id, entries=(entry,)))
         return entry
 
@@ -405,61 +395,31 @@ class Agent:
                 parent = c.id
         return out
 
-    def _persist(self, entries: list[Entry]) -> None:
-        if entries:
-            self.store.append_entries(self.session_id, entries)
+    def _commit(self, entries: list[Entry]) -> list[Entry]:
+        """The one write path: persist, then remember, then advance the leaf. Returns the durable entries.
+
+        ``entries`` come from :meth:`_prepare` (or are built at the leaf the
+        same way): each durable entry is the child of the durable entry before
+        it, the first hangs off the leaf. The durable ones go to the store in
+        one append; if that raises, nothing changes in memory and the error
+        propagates. Then every entry joins the in-memory log (ephemeral ones
+        too: they get an id but hang off the leaf, rule R8) and the leaf moves
+        to the last durable entry, growing the cached active path in place.
+        O(len(entries)) beyond the store's own cost.
+        """
+        durable = [e for e in entries if not is_ephemeral(e)]
+        if durable:
+            self.store.append_entries(self.session_id, durable)
+        for e in entries:
+            self._remember(e)
+        self._active.extend(durable)
+        return durable
 
     def _remember(self, e: Entry) -> None:
-        if e.id in self._by_id or (self._cache_path and e.id == self._cache_path[0].parent_id):
-            self._cache_leaf = None  # the id resolves differently now: recompute the path
+        if e.id in self._by_id or self._active.starts_below(e.id):
+            self._active.invalidate()  # the id resolves differently now: recompute the path
         self._log.append(e)
         self._by_id[e.id] = e
-
-    def _cached_path(self) -> list[Entry]:
-        """Return the active path from the cache (callers must not mutate it). O(1), or O(depth) to refill."""
-        if self._cache_leaf != self.leaf_id:
-            self._cache_path = path(self._by_id, self.leaf_id)
-            self._cache_ids = {e.id for e in self._cache_path}
-            self._cache_view = None
-            self._cache_leaf = self.leaf_id
-        return self._cache_path
-
-    def _view_with(self, prepared: list[Entry]) -> list[ai.Message]:
-        """Return ``model_view(active path + prepared)`` as a new list.
-
-        Uses the cached model view of the active path when ``prepared`` holds
-        only plain messages (no tool calls or results) and custom entries,
-        which is what every turn's input is; O(1) work per entry of the
-        session beyond one list copy. Otherwise computes the view afresh.
-        """
-        base = self._cached_path()
-        if all(isinstance(e, CustomEntry) or (isinstance(e, MessageEntry) and _plain(e.message)) for e in prepared):
-            if self._cache_view is None:
-                self._cache_view = model_view(base)
-            return self._cache_view + [e.message for e in prepared if isinstance(e, MessageEntry)]
-        return model_view(base + prepared)
-
-    def _advance(self, chain: list[Entry]) -> None:
-        """Make the last of ``chain`` (durable entries, each the child of the one before) the leaf.
-
-        If the chain hangs off the current leaf and the cache holds the
-        current leaf's path, the cache grows in place (and its model view,
-        as long as the new entries are plain messages or custom entries).
-        """
-        if not chain:
-            return
-        if self._cache_leaf == self.leaf_id and chain[0].parent_id == self.leaf_id:
-            self._cache_path.extend(chain)
-            self._cache_ids.update(e.id for e in chain)
-            if self._cache_view is not None:
-                for e in chain:
-                    if isinstance(e, MessageEntry) and _plain(e.message):
-                        self._cache_view.append(e.message)
-                    elif not isinstance(e, CustomEntry):
-                        self._cache_view = None
-                        break
-            self._cache_leaf = chain[-1].id
-        self.leaf_id = chain[-1].id
 
     def _publish(self, ev: Event) -> None:
         if self.publisher is not None:
@@ -475,11 +435,6 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<durable.Agent session={self.session_id!r} leaf={self.leaf_id!r} entries={len(self._log)}>"
-
-
-def _plain(m: ai.Message) -> bool:
-    """True for a message that cannot change how :func:`repair_tool_calls` treats the view."""
-    return m.role != "tool_result" and not any(isinstance(b, ai.ToolCall) for b in m.content)
 
 
 def _collect(model: Model, messages: list[ai.Message]) -> str:

@@ -2,10 +2,12 @@
 
 A model is either
 
-- an object with ``stream(messages) -> Iterable[str | ai.Message]``: it yields
-  text deltas (``str``) as they arrive and finally the assistant
+- an object with ``stream(messages, request=None) -> Iterable[str | ai.Message]``:
+  it yields text deltas (``str``) as they arrive and finally the assistant
   :class:`~durable_nb.ai.Message` (if it yields none, the agent assembles one
-  from the deltas); or
+  from the deltas). ``request`` is an :class:`~durable_nb.ai.Request` (system
+  prompt, tools, settings); a model whose ``stream`` takes only ``messages``
+  keeps working and is called without it (see :func:`open_stream`); or
 - any plain callable ``f(messages) -> str | ai.Message`` (a fake model in one
   line); or
 - a name: ``"offline"`` (the default) or ``"<provider>:<model>"`` such as
@@ -20,6 +22,7 @@ imported only when their model is built.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol, Union, runtime_checkable
@@ -38,6 +41,39 @@ class Model(Protocol):
     def stream(self, messages: Sequence[ai.Message]) -> Iterable[str | ai.Message]: ...
 
 
+def accepts_request(fn: Callable) -> bool:
+    """True when ``fn`` can be called as ``fn(messages, request)``.
+
+    That is: it takes a second positional parameter, a parameter named
+    ``request``, or ``*args``. A callable whose signature cannot be read is
+    called the old way (messages only). O(parameters).
+    """
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return (
+        len(positional) >= 2
+        or any(p.kind == p.VAR_POSITIONAL for p in params)
+        or any(p.name == "request" and p.kind != p.VAR_KEYWORD for p in params)
+    )
+
+
+def open_stream(
+    model: Model, messages: Sequence[ai.Message], request: ai.Request | None = None
+) -> Iterable[str | ai.Message]:
+    """Return ``model.stream(messages, request)``, or ``model.stream(messages)`` for an old model.
+
+    An old model (``stream(messages)`` only) gets no request: it never sees
+    the system prompt, tools or settings. Nothing is sent until the result is
+    iterated (for a generator). O(1) beyond reading ``stream``'s signature.
+    """
+    if request is not None and accepts_request(model.stream):
+        return model.stream(messages, request)
+    return model.stream(messages)
+
+
 ModelLike = Union[Model, Callable[[list[ai.Message]], str | ai.Message], str, None]
 
 
@@ -48,8 +84,12 @@ class CallableModel:
         self.fn = fn
         self.name = getattr(fn, "__name__", "callable")
 
-    def stream(self, messages: Sequence[ai.Message]) -> Iterator[str | ai.Message]:
-        out = self.fn(list(messages))
+    def stream(self, messages: Sequence[ai.Message], request: ai.Request | None = None) -> Iterator[str | ai.Message]:
+        out = (
+            self.fn(list(messages), request)
+            if request is not None and accepts_request(self.fn)
+            else self.fn(list(messages))
+        )
         if isinstance(out, ai.Message):
             if out.text():
                 yield out.text()
@@ -138,7 +178,9 @@ __all__ = [
     "OfflineModel",
     "PROVIDERS",
     "build",
+    "accepts_request",
     "build_named",
     "model_name",
+    "open_stream",
     "split_base_url",
 ]

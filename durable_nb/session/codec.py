@@ -102,6 +102,13 @@ def _str(d: dict[str, Any], key: str, required: bool = False) -> str | None:
     raise TypeError(f"{key!r} must be a string, not {type(v).__name__}")
 
 
+def _dict(d: dict[str, Any], key: str) -> dict[str, Any] | None:
+    v = d.get(key)
+    if v is None or type(v) is dict:
+        return v
+    raise TypeError(f"{key!r} must be an object, not {type(v).__name__}")
+
+
 def encode_message(m: ai.Message) -> dict[str, Any]:
     """Return the JSON-ready dict of a message (unset fields left out)."""
     return msgspec.to_builtins(m)
@@ -146,6 +153,8 @@ def decode_message(d: dict[str, Any]) -> ai.Message:
             usage=usage,
             stop_reason=_str(d, "stop_reason"),
             model=_str(d, "model"),
+            settings=_dict(d, "settings"),
+            timing=_dict(d, "timing"),
         )
     except KeyError:
         raise DecodeError("message is missing 'role'") from None
