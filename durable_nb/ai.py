@@ -19,6 +19,7 @@ Jupyter.
 from __future__ import annotations
 
 import enum
+import json
 from typing import Any, ClassVar, Literal, Union
 
 import msgspec
@@ -73,15 +74,73 @@ class File(msgspec.Struct, tag="file", tag_field="type", gc=False):
 
 
 class ToolCall(msgspec.Struct, tag="tool_call", tag_field="type", gc=False):
-    """A model's request to call a tool; ``arguments`` is a JSON object."""
+    """A model's request to call a tool; ``arguments`` is a JSON object.
+
+    Arguments a provider could not read as a JSON object (malformed or cut
+    JSON, or JSON that is not an object) are kept, not dropped, as
+    ``{"_raw": <the text as received>, "_error": <why it is not an object>}``
+    (see :func:`tool_arguments`). :meth:`malformed` returns that reason, so
+    the agent answers such a call with an ``is_error`` tool result instead
+    of calling the tool. No tool can take these keys: a parameter name
+    starting with ``_`` is not a field a schema built by pydantic has.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any] = {}
     type: ClassVar[str] = "tool_call"
 
+    def malformed(self) -> str | None:
+        """Return why the model's arguments were not a JSON object, or ``None`` when they were."""
+        if RAW_ARGUMENTS in self.arguments and ARGUMENTS_ERROR in self.arguments:
+            return str(self.arguments[ARGUMENTS_ERROR])
+        return None
 
-Block = Union[Text, Reminder, Image, File, ToolCall]
+
+RAW_ARGUMENTS = "_raw"
+ARGUMENTS_ERROR = "_error"
+
+
+def tool_arguments(raw: str) -> dict[str, Any]:
+    """Return the arguments of a tool call from the JSON text a model streamed.
+
+    ``""`` (a call with no arguments) gives ``{}``. Text that is not a JSON
+    object gives ``{"_raw": raw, "_error": reason}`` (see
+    :meth:`ToolCall.malformed`); never raises. O(len(raw)).
+    """
+    if not raw.strip():
+        return {}
+    try:
+        args = json.loads(raw)
+    except ValueError as e:
+        return {RAW_ARGUMENTS: raw, ARGUMENTS_ERROR: f"the arguments are not valid JSON ({e})"}
+    if not isinstance(args, dict):
+        return {RAW_ARGUMENTS: raw, ARGUMENTS_ERROR: f"the arguments are a JSON {type(args).__name__}, not an object"}
+    return args
+
+
+class Thinking(msgspec.Struct, tag="thinking", tag_field="type", omit_defaults=True, gc=False):
+    """A model's reasoning, as its provider returned it.
+
+    ``text`` is the reasoning a person may read (Anthropic's ``thinking``,
+    the ``reasoning_content`` some OpenAI-compatible servers stream);
+    ``signature`` is the provider's proof that the text is its own
+    (Anthropic sends it back with the block); ``redacted`` is opaque
+    reasoning the provider encrypted (Anthropic's ``redacted_thinking``
+    data), kept only to be sent back. The JSON layout is pi-go's
+    (``{"type": "thinking", "thinking": ..., "signature": ...}``, empty
+    fields left out) plus ``"redacted"``. Models see it where their
+    provider takes it back; a transcript shows it collapsed; the offline
+    model leaves it out.
+    """
+
+    text: str = msgspec.field(default="", name="thinking")
+    signature: str = ""
+    redacted: str = ""
+    type: ClassVar[str] = "thinking"
+
+
+Block = Union[Text, Reminder, Image, File, ToolCall, Thinking]
 
 
 class Message(msgspec.Struct, omit_defaults=True, gc=False):
@@ -156,13 +215,16 @@ class Request(msgspec.Struct, gc=False):
 
 def describe_block(block: Block) -> str:
     """Return a block as plain text for listings: text as is, ``reminder: …``,
-    ``call name({args})``, ``<image image/png, 12 bytes>``."""
+    ``call name({args})``, ``thinking: …`` (``thinking: <redacted>`` when only
+    encrypted reasoning is there), ``<image image/png, 12 bytes>``."""
     if isinstance(block, Text):
         return block.text
     if isinstance(block, Reminder):
         return f"reminder: {block.text}"
     if isinstance(block, ToolCall):
         return f"call {block.name}({block.arguments})"
+    if isinstance(block, Thinking):
+        return f"thinking: {block.text}" if block.text or not block.redacted else "thinking: <redacted>"
     return f"<{block.type} {block.mime_type}, {len(block.data)} bytes>"
 
 

@@ -15,12 +15,14 @@ def describe(m: ai.Message) -> str:
 
     Every block is described: text and reminder blocks by their text (a
     reminder marked ``reminder:``), tool calls by name and arguments,
-    images and files by type and size. Long text is cut to ``MAX_CHARS``.
+    images and files by type and size; :class:`~durable_nb.ai.Thinking` is
+    left out (a reply's reasoning is not something this model reads). Long
+    text is cut to ``MAX_CHARS``.
     """
     badge = ai.badge(m)
     if m.role == "tool_result":
         badge += f" (for {m.tool_call_id}{', error' if m.is_error else ''})"
-    parts = [ai.describe_block(b) for b in m.content]
+    parts = [ai.describe_block(b) for b in m.content if not isinstance(b, ai.Thinking)]
     text = " | ".join(parts).replace("\n", " ⏎ ")
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS] + f"… (+{len(text) - MAX_CHARS} chars)"

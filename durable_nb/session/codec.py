@@ -49,7 +49,7 @@ def encode_block(block: ai.Block) -> dict[str, Any]:
     return msgspec.to_builtins(block)
 
 
-_BLOCKS = (ai.Text, ai.Reminder, ai.ToolCall, ai.Image, ai.File)
+_BLOCKS = (ai.Text, ai.Reminder, ai.ToolCall, ai.Image, ai.File, ai.Thinking)
 
 
 def decode_block(d: dict[str, Any]) -> ai.Block:
@@ -76,6 +76,8 @@ def decode_block(d: dict[str, Any]) -> ai.Block:
             if type(args) is not dict:
                 raise TypeError("'arguments' must be an object")
             return ai.ToolCall(_str(d, "id", required=True), _str(d, "name", required=True), args)
+        if t == "thinking":  # pi-go's layout; every field may be absent
+            return ai.Thinking(_str(d, "thinking") or "", _str(d, "signature") or "", _str(d, "redacted") or "")
         if t == "image":
             mime = _str(d, "mime_type")
             return ai.Image(base64.b64decode(d["data"]), "image/png" if mime is None else mime)

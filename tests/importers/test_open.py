@@ -13,6 +13,7 @@ FORMAT = {
     "pi-mono-v1-before-compaction-prefix.jsonl": "pi",
     "pi-v3-branches.generated.jsonl": "pi",
     "pi-go-legacy-meta.generated.jsonl": "durable_nb",
+    "pi-go-thinking.generated.jsonl": "durable_nb",
     "codex-rollback-compacted.generated.jsonl": "codex",
     "localpush-rollout-019c8a59-compaction-turn-excerpt.jsonl": "codex",
     "localpush-rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl": "codex",

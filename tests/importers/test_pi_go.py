@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -75,3 +76,28 @@ def test_own_logs_written_by_the_agent_open_with_their_leaf(tmp_path):
     imp = open_session(folder / "s1.jsonl")
     assert [e.message.text() for e in imp.agent.path() if isinstance(e, MessageEntry)] == ["first", "other branch"]
     assert len(imp.agent.entries()) == 3 and imp.warnings == []
+
+
+THINKING = FIXTURES / "pi-go-thinking.generated.jsonl"
+
+
+def test_thinking_blocks_open_and_are_written_back_in_pi_go_layout(tmp_path):
+    """pi-go writes {"type":"thinking","thinking":…,"signature":…}: such a log opens (through the
+    importer and straight from a store), the model view keeps the block, the transcript text leaves
+    it out, and an appended copy writes it back with pi-go's key names."""
+    imp = open_session(THINKING)
+    thinking = [b for m in imp.agent.messages() for b in m.content if isinstance(b, ai.Thinking)]
+    assert thinking == [
+        ai.Thinking("I should list the files before answering.", "EqQBCkYIBxgCKkDsig-demo=="),
+        ai.Thinking(signature="EqQBCkYIBxgCKkDsig-only=="),
+    ]
+    assert [e.message.text() for e in imp.agent.transcript()][1:] == ["Let me look.", "42", "There are 42 files."]
+
+    shutil.copy(THINKING, tmp_path / "pi-go-thinking.jsonl")
+    agent = Agent(store=JsonlStore(tmp_path), session_id="pi-go-thinking")
+    assert [b for m in agent.messages() for b in m.content if isinstance(b, ai.Thinking)] == thinking
+    agent.append(MessageEntry(message=ai.Message("assistant", [ai.Thinking("again", "sig2"), ai.Text("ok")])))
+    last = (tmp_path / "pi-go-thinking.jsonl").read_text().splitlines()[-1]
+    assert json.loads(last)["message"]["content"][0] == {"type": "thinking", "thinking": "again", "signature": "sig2"}
+    reopened = Agent(store=JsonlStore(tmp_path), session_id="pi-go-thinking")
+    assert reopened.path()[-1].message.content == [ai.Thinking("again", "sig2"), ai.Text("ok")]

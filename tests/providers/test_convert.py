@@ -263,3 +263,12 @@ def test_no_sdk_is_imported_until_a_model_needs_it():
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/nonexistent"},
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_offline_model_leaves_thinking_out_and_listings_show_it():
+    from durable_nb.models.offline import describe
+
+    m = ai.Message("assistant", [ai.Thinking("secret plan", "sig"), ai.Text("Hello.")])
+    assert describe(m) == "assistant: Hello."
+    assert [ai.describe_block(b) for b in m.content] == ["thinking: secret plan", "Hello."]
+    assert ai.describe_block(ai.Thinking(redacted="EnCrYpTeD")) == "thinking: <redacted>"
