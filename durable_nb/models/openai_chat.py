@@ -33,9 +33,12 @@ PLACEHOLDER_KEY = "no-key-needed"
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 
 
-def to_openai(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
+def to_openai(messages: Sequence[ai.Message], system: str | None = None) -> list[dict[str, Any]]:
     """Return the Chat Completions ``messages`` for our messages, in order.
 
+    - ``system`` (the request's system prompt) goes first, as a ``system``
+      message (what every server speaking this API reads; OpenAI's reasoning
+      models take it as their ``developer`` message);
     - user messages, injected ones included, go as ``user`` (injected context
       is user-role context); content is a string, or a list of parts when
       the message holds images or files;
@@ -47,11 +50,14 @@ def to_openai(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
       files follow the run of tool messages as one ``user`` message; the API
       has no error flag, so ``is_error`` rests on the result's own text;
     - images (PNG, JPEG, WebP, GIF) go as data URLs, PDFs as ``file`` parts,
-      text files inline; anything else is replaced by a note saying so.
+      text files inline; anything else is replaced by a note saying so;
+    - :class:`~durable_nb.ai.Thinking` is not sent back (the API has no
+      field for it, and servers that stream ``reasoning_content`` ask
+      clients not to return it).
 
     Pure; O(total content).
     """
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     pending: list[dict[str, Any]] = []
     for m in messages:
         if pending and m.role != "tool_result":
@@ -122,11 +128,67 @@ def usage_of(u: Any) -> dict[str, int]:
     return out
 
 
+def tools_of(tools: Sequence[ai.ToolSpec]) -> list[dict[str, Any]]:
+    """Return the Chat Completions ``tools`` for our tool specs: ``function`` tools, in order.
+
+    A spec with no ``parameters`` is sent as taking an empty object (the
+    API wants a schema); an empty description is left out.
+    """
+    out = []
+    for t in tools:
+        fn: dict[str, Any] = {"name": t.name}
+        if t.description:
+            fn["description"] = t.description
+        fn["parameters"] = t.parameters or {"type": "object", "properties": {}}
+        out.append({"type": "function", "function": fn})
+    return out
+
+
+SETTINGS = ("temperature", "max_tokens", "top_p", "seed", "stop")
+RESERVED = frozenset({"model", "messages", "stream", "stream_options", "tools"})
+
+
+def request_args(request: ai.Request | None) -> dict[str, Any]:
+    """Return the keyword arguments of ``chat.completions.create`` for a request (no messages).
+
+    ``tools``, then the settings by the API's own names (``max_tokens`` as
+    ``max_tokens``, which local servers read; give OpenAI's reasoning models
+    ``max_completion_tokens`` as an extra), each only when set; any other
+    setting (a provider extra) goes into the body as it is (``extra_body``).
+    Raises :class:`~durable_nb.errors.ModelError` for an extra that would
+    replace what durable_nb sends (``model``, ``messages``, ``stream``, ``tools``).
+    """
+    if request is None:
+        return {}
+    args: dict[str, Any] = {}
+    if request.tools:
+        args["tools"] = tools_of(request.tools)
+    extra = {}
+    for k, v in request.settings.items():
+        if v is None:
+            continue
+        if k in RESERVED:
+            raise ModelError(f"{PROVIDER}: the setting {k!r} is sent by durable_nb itself; leave it out")
+        if k in SETTINGS:
+            args[k] = v
+        else:
+            extra[k] = v
+    if extra:
+        args["extra_body"] = extra
+    return args
+
+
 class _Reply:
-    """Accumulates ``chat.completion.chunk`` objects into the assistant message."""
+    """Accumulates ``chat.completion.chunk`` objects into the assistant message.
+
+    Text deltas, reasoning deltas (``reasoning_content``, or ``reasoning``
+    as some servers name it) and tool-call fragments (by ``index``: the id
+    and name come once, the arguments in pieces) are gathered separately.
+    """
 
     def __init__(self) -> None:
         self.text: list[str] = []
+        self.reasoning: list[str] = []
         self.calls: dict[int, dict[str, str]] = {}
         self.stop_reason: str | None = None
         self.usage: dict[str, int] | None = None
@@ -145,6 +207,11 @@ class _Reply:
         delta = choice.delta
         if delta is None:
             return ""
+        for name in ("reasoning_content", "reasoning"):
+            piece = getattr(delta, name, None)
+            if isinstance(piece, str) and piece:
+                self.reasoning.append(piece)
+                break
         for tc in delta.tool_calls or []:
             call = self.calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
             call["id"] = call["id"] or (tc.id or "")
@@ -157,10 +224,16 @@ class _Reply:
         return ""
 
     def message(self, fallback_model: str) -> ai.Message:
-        content: list[ai.Block] = [ai.Text("".join(self.text))] if self.text else []
+        """Return the assistant message: thinking, text, then the tool calls in index order.
+
+        Arguments that are not a JSON object are kept raw (see :func:`ai.tool_arguments`).
+        """
+        content: list[ai.Block] = [ai.Thinking("".join(self.reasoning))] if self.reasoning else []
+        if self.text:
+            content.append(ai.Text("".join(self.text)))
         for i in sorted(self.calls):
             c = self.calls[i]
-            content.append(ai.ToolCall(c["id"], c["name"], _arguments(c["arguments"])))
+            content.append(ai.ToolCall(c["id"], c["name"], ai.tool_arguments(c["arguments"])))
         return ai.Message(
             role="assistant",
             content=content,
@@ -168,14 +241,6 @@ class _Reply:
             stop_reason=self.stop_reason,
             model=self.model or fallback_model,
         )
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        args = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        return {"_raw": raw}
-    return args if isinstance(args, dict) else {"_value": args}
 
 
 class OpenAIChat:
@@ -204,20 +269,25 @@ class OpenAIChat:
                 ) from None
         self.client = client
 
-    def stream(self, messages: Sequence[ai.Message]) -> Iterator[str | ai.Message]:
+    def stream(self, messages: Sequence[ai.Message], request: ai.Request | None = None) -> Iterator[str | ai.Message]:
         """Yield the reply's text deltas as they arrive, then the assistant message
         (with ``usage``, ``stop_reason`` = the API's ``finish_reason``, and ``model``).
 
-        A stream that ends without a ``finish_reason`` (a cut connection) is
-        an error, not a short reply.
+        ``request`` adds the system prompt, the tools and the settings (see
+        :func:`request_args`). Streamed tool calls come back as
+        :class:`~durable_nb.ai.ToolCall` blocks, reasoning as one
+        :class:`~durable_nb.ai.Thinking` block. A stream that ends without a
+        ``finish_reason`` (a cut connection) is an error, not a short reply.
         """
         reply = _Reply()
+        extra = request_args(request)
         try:
             with self.client.chat.completions.create(
                 model=self.model,
-                messages=to_openai(messages),
+                messages=to_openai(messages, request.system if request else None),
                 stream=True,
                 stream_options={"include_usage": True},
+                **extra,
             ) as chunks:
                 for chunk in chunks:
                     delta = reply.add(chunk)

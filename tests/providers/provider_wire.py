@@ -135,12 +135,15 @@ def openai_stream(
     finish: str = "stop",
     usage: tuple[int, int] = (31, 7),
     tool_calls: list[dict[str, Any]] | None = None,
+    reasoning: list[str] | None = None,
     pause_after: int | None = None,
     gate: threading.Event | None = None,
 ) -> Reply:
-    """Return a streamed Chat Completions reply: a role chunk, one chunk per piece,
-    tool-call chunks (name first, then the arguments in two halves), the
-    finish chunk, the usage chunk (``stream_options.include_usage``) and ``[DONE]``."""
+    """Return a streamed Chat Completions reply: a role chunk, one ``reasoning_content``
+    chunk per reasoning piece (as vLLM, DeepSeek and llama.cpp stream it), one chunk per piece,
+    tool-call chunks (name first, then the arguments in two halves; ``arguments`` given as a
+    string is sent as it is, malformed or not), the finish chunk, the usage chunk
+    (``stream_options.include_usage``) and ``[DONE]``."""
 
     def chunk(delta: dict[str, Any] | None, finish_reason: str | None = None, **extra: Any) -> dict[str, Any]:
         choices = (
@@ -157,9 +160,10 @@ def openai_stream(
         }
 
     events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    events += [(None, chunk({"reasoning_content": p})) for p in reasoning or []]
     events += [(None, chunk({"content": p})) for p in pieces]
     for i, call in enumerate(tool_calls or []):
-        args = json.dumps(call["arguments"])
+        args = call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"])
         half = len(args) // 2
         events.append(
             (

@@ -221,3 +221,100 @@ def test_a_base_url_keyword_or_an_own_client_works_too(wire):
     own_client = OpenAIChat("gpt-test", client=openai.OpenAI(base_url=f"{wire.url}/v1", api_key="k", max_retries=0))
     assert [list(m.stream([ai.user_message("hi")]))[0] for m in (by_keyword, own_client)] == ["a", "b"]
     assert [r.headers["authorization"] for r in wire.requests] == ["Bearer no-key-needed", "Bearer k"]
+
+
+LOOKUP = ai.ToolSpec(
+    "lookup",
+    "Look a word up in the glossary.",
+    {"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}, "required": ["q"]},
+)
+SETTINGS = {"temperature": 0.2, "max_tokens": 300, "top_p": 0.9, "seed": 7, "stop": ["END"], "reasoning_effort": "low"}
+
+
+def test_system_tools_settings_go_out_and_streamed_calls_and_reasoning_come_back(wire):
+    wire.add(
+        openai_stream(
+            ["Checking ", "both."],
+            reasoning=["The user wants ", "two lookups."],
+            finish="tool_calls",
+            usage=(120, 33),
+            tool_calls=[
+                {"id": "call_0", "name": "lookup", "arguments": {"q": "durable", "n": 2}},
+                {"id": "call_1", "name": "lookup", "arguments": '{"q": "sess'},  # cut short by the model
+            ],
+        )
+    )
+    model = models.build(f"openai:gpt-test@{wire.url}/v1")
+    request = ai.Request(system="You are terse.", tools=[LOOKUP, ai.ToolSpec("now")], settings=SETTINGS)
+    history = [
+        ai.user_message("Define durable."),
+        ai.Message("assistant", [ai.Thinking("Look it up."), ai.ToolCall("call_0", "lookup", {"q": "durable"})]),
+        ai.Message(
+            "tool_result",
+            [ai.Text("no such word"), ai.Reminder("Be kind.")],
+            tool_call_id="call_0",
+            tool_name="lookup",
+            is_error=True,
+        ),
+        ai.user_message("Try again, and 'session' too."),
+    ]
+
+    *deltas, reply = model.stream(history, request)
+
+    (req,) = wire.requests
+    assert req.body == {
+        "model": "gpt-test",
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Define durable."},
+            {
+                "role": "assistant",
+                "content": None,  # the thinking is not sent back
+                "tool_calls": [
+                    {
+                        "id": "call_0",
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": '{"q": "durable"}'},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "call_0",
+                "content": "no such word\n\n<system-reminder>\nBe kind.\n</system-reminder>",
+            },
+            {"role": "user", "content": "Try again, and 'session' too."},
+        ],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": [
+            {"type": "function", "function": {"name": "lookup", **LOOKUP_WIRE}},
+            {"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}}},
+        ],
+        **SETTINGS,
+    }
+    assert deltas == ["Checking ", "both."]
+    assert reply.content[:3] == [
+        ai.Thinking("The user wants two lookups."),
+        ai.Text("Checking both."),
+        ai.ToolCall("call_0", "lookup", {"q": "durable", "n": 2}),
+    ]
+    bad = reply.content[3]
+    assert (bad.id, bad.name, bad.arguments["_raw"]) == ("call_1", "lookup", '{"q": "sess')
+    assert bad.malformed().startswith("the arguments are not valid JSON")
+    assert reply.content[2].malformed() is None
+    assert (reply.usage, reply.stop_reason, reply.model) == (
+        {"input_tokens": 120, "output_tokens": 33},
+        "tool_calls",
+        "gpt-test-0001",
+    )
+
+
+LOOKUP_WIRE = {"description": LOOKUP.description, "parameters": LOOKUP.parameters}
+
+
+def test_a_setting_that_would_replace_the_request_is_one_clear_line(wire):
+    model = models.build(f"openai:gpt-test@{wire.url}/v1")
+    with pytest.raises(ModelError, match="^openai: the setting 'messages' is sent by durable_nb itself"):
+        list(model.stream([ai.user_message("hi")], ai.Request(settings={"messages": []})))
+    assert wire.requests == []
