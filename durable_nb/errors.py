@@ -1,8 +1,8 @@
 """The package's exceptions.
 
-Every error durable_nb raises on purpose derives from :class:`DurableError`
-(except the two store-contract errors, which the design names on their own),
-and its message says what to do next.
+Every error durable_nb raises on purpose derives from :class:`DurableError`,
+and its message says what to do next. The store-contract errors keep the
+builtin base a caller may already catch (``KeyError``, ``ValueError``) too.
 """
 
 
@@ -10,14 +10,14 @@ class DurableError(Exception):
     """Base of durable_nb's own errors; the message says what to do."""
 
 
-class SessionNotFound(KeyError):
+class SessionNotFound(DurableError, KeyError):
     """No session with that id exists in the store."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else "session not found"
 
 
-class SessionExists(ValueError):
+class SessionExists(DurableError, ValueError):
     """A session with that id already exists in the store."""
 
 

@@ -1,46 +1,68 @@
 """Parse a ``%durable`` / ``%%durable`` line into a :class:`Call`.
 
-The options are declared once, with IPython's ``magic_arguments``, by
-:func:`documented`; the magic method and this module's parser share them, so
-``%%durable?`` documents every option and :func:`parse` can be tested
-without a kernel. Every mistake raises ``UsageError`` (one line, with the
-nearest verb or option suggested).
+Each option is declared once, in :data:`OPTIONS` (flag, help, where it
+applies); each verb once, in :mod:`.verbs` (usage, help, what it does).
+:func:`documented` turns the options into IPython ``magic_arguments`` (the way
+``%%capture`` declares its own) and the verbs into the help text, so
+``%%durable?`` documents both and :func:`parse` can be tested without a
+kernel. Every mistake raises ``UsageError`` (one line, with the nearest verb
+or option suggested), as IPython's own argument parser does.
 """
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import keyword
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, kwds, magic_arguments
 
-# verb -> (min args, max args, usage)
-VERBS: dict[str, tuple[int, int, str]] = {
-    "status": (0, 0, "status"),
-    "sessions": (0, 0, "sessions"),
-    "new": (0, 1, "new [session-id]"),
-    "use": (1, 1, "use <session-id>"),
-    "open": (1, 1, "open <path.jsonl | session-id>"),
-    "close": (0, 0, "close"),
-    "branch": (1, 1, "branch <entry-id>"),
-    "rewind": (0, 1, "rewind [turns]"),
-    "fork": (1, 1, "fork <new-session-id>"),
-    "compact": (0, 0, "compact [--keep N]"),
-    "model": (0, 1, "model [name]"),
-    "log": (0, 0, "log"),
-    "staged": (0, 0, "staged"),
-    "clear": (0, 0, "clear"),
-    "dry-run": (0, 0, "dry-run"),
-    "show": (0, 0, "show"),
-    "help": (0, 0, "help"),
-}
+from .verbs import VERBS
 
 KINDS = ("meta", "ephemeral", "note")
-CELL_ONLY = ("meta", "ephemeral", "note", "chat", "out", "no_interpolate")
+CELL = "cell"  # Option.where: only on a %%durable cell
+ANY = "any"  # Option.where: on the cell and on the line magic
 
-HELP = """Run a turn of the notebook's durable session, or manage the session.
+
+@dataclass(frozen=True)
+class Option:
+    """One option of the magic: its flag, its help, and where it applies.
+
+    ``where`` is :data:`CELL`, :data:`ANY` or the name of the one verb that
+    takes it (``"compact"`` for ``--keep``); anywhere else it is refused with
+    one line naming its place. ``spec`` holds argparse's keywords
+    (``action``, ``type``, ``metavar``); the default is a flag
+    (``store_true``).
+    """
+
+    flag: str
+    help: str
+    where: str = CELL
+    spec: dict[str, Any] = field(default_factory=lambda: {"action": "store_true"})
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--meta", "stage this cell as a meta entry (kept, hidden from transcripts)"),
+    Option("--ephemeral", "stage this cell as an ephemeral entry (next turn only, never stored)"),
+    Option("--note", "append this cell as a note entry (kept, never sent to the model)"),
+    Option("--chat", "append at the current leaf even if this cell ran before"),
+    Option("--out", "also bind the reply text to the notebook variable VAR", spec={"metavar": "VAR"}),
+    Option("--no-interpolate", "send the text as written: no {{name}} substitution"),
+    Option("--dry-run", "show the messages the turn would send; call no model, write nothing", where=ANY),
+    Option(
+        "--keep", "compact: turns to keep verbatim (default 0)", where="compact", spec={"metavar": "N", "type": int}
+    ),
+)
+FLAGS = sorted(o.flag for o in OPTIONS)
+
+CELL_HELP = """Run a turn of the notebook's durable session, or manage the session.
 
 Cell magic -- the cell body is the user message; the reply streams below:
 
@@ -54,31 +76,31 @@ Cell magic -- the cell body is the user message; the reply streams below:
   {{name}} / {{name.attr}} put a notebook variable into the text
   (\\{{name}} is literal). The reply is in `_durable` afterwards.
 
-Line magic verbs:
+Line magic verbs (a bare %durable is status):
 
-    %durable                      status: session, store, leaf, counts, staged, model
-    %durable sessions             saved sessions with entry counts and last activity
-    %durable new [id]             start a new session (and use it)
-    %durable use <id>             continue a saved session (created if missing)
-    %durable open <path | id>     inspect a saved log read-only (turns refused; fork to continue it)
-    %durable close                stop inspecting; back to the notebook's session
-    %durable log                  every entry: id, parent, kind, text (* = active path)
-    %durable branch <entry-id>    move the leaf to an entry (a unique prefix works)
-    %durable rewind [N]           move the leaf to before the last N turns (1)
-    %durable fork <new-id>        copy the active path into a new session and use it
-                                  (of an opened log too: it is left as it was)
-    %durable compact [--keep N]   summarise the path, keeping the last N turns
-    %durable model [name]         show or set the model (offline, openai:..., ...)
-    %durable staged / clear       list / drop the staged meta and ephemeral entries
-    %durable dry-run              the messages the next turn would send (no cell)
-    %durable show                 the session widget (tree, model/transcript views)
+"""
 
+SETTINGS_HELP = """
 Settings: %config DurableMagics.model / .store / .session / .throttle
 """
 
 
+def help_text() -> str:
+    """Return the magic's help: the cell magic, then one entry per verb of :data:`.verbs.VERBS`, then the settings."""
+    width = max(len(v.usage) for v in VERBS.values()) + 2
+    rows = []
+    for v in VERBS.values():
+        first, *more = v.help.splitlines()
+        rows.append(f"    %durable {v.usage:<{width}}{first}")
+        rows += [" " * (14 + width) + line for line in more]
+    return CELL_HELP + "\n".join(rows) + "\n" + SETTINGS_HELP
+
+
+HELP = help_text()
+
+
 class _RawHelp(MagicHelpFormatter):
-    """Keep the hand-written help's line breaks."""
+    """Keep the hand-written help's line breaks; no usage line (the help shows the usage)."""
 
     def _fill_text(self, text, width, indent):
         return "".join(indent + line for line in text.splitlines(keepends=True))
@@ -89,24 +111,9 @@ def documented(func):
     docstring replaced by the full help. Used by the magic and by :func:`parse`."""
     func.__doc__ = HELP
     decorators = [
-        kwds(formatter_class=_RawHelp),
+        kwds(formatter_class=_RawHelp, usage=argparse.SUPPRESS),
         argument("words", nargs="*", help="line magic: a verb and its arguments (see above)"),
-        argument("--meta", action="store_true", help="stage this cell as a meta entry (kept, hidden from transcripts)"),
-        argument(
-            "--ephemeral",
-            action="store_true",
-            help="stage this cell as an ephemeral entry (next turn only, never stored)",
-        ),
-        argument(
-            "--note", action="store_true", help="append this cell as a note entry (kept, never sent to the model)"
-        ),
-        argument("--chat", action="store_true", help="append at the current leaf even if this cell ran before"),
-        argument("--out", metavar="VAR", help="also bind the reply text to the notebook variable VAR"),
-        argument("--no-interpolate", action="store_true", help="send the text as written: no {{name}} substitution"),
-        argument(
-            "--dry-run", action="store_true", help="show the messages the turn would send; call no model, write nothing"
-        ),
-        argument("--keep", metavar="N", type=int, help="compact: turns to keep verbatim (default 0)"),
+        *(argument(o.flag, help=o.help, **o.spec) for o in OPTIONS),
     ]
     for deco in reversed(decorators):
         func = deco(func)
@@ -119,9 +126,6 @@ def documented(func):
 @documented
 def _spec(line, cell=None):
     """The option spec :func:`parse` uses (the magic method carries the same one)."""
-
-
-OPTIONS = sorted(s for a in _spec.parser._actions for s in a.option_strings)
 
 
 @dataclass(frozen=True)
@@ -154,21 +158,22 @@ def parse(line: str, cell: bool) -> Call:
     """Return the :class:`Call` for a magic ``line``; ``cell`` says whether it is ``%%durable``.
 
     Raises ``UsageError`` for an unknown option or verb (naming the nearest),
-    a wrong number of verb arguments, two kinds at once, a cell-only option
-    on the line magic, a verb after ``%%durable``, a bad ``--out`` name or a
-    ``--keep`` outside ``compact``.
+    a wrong number of verb arguments, two kinds at once, an option where it
+    does not apply (a cell option on the line magic, ``--keep`` outside
+    ``compact``), a verb after ``%%durable`` or a bad ``--out`` name.
     """
-    parser = _spec.parser
-    ns, extra = parser.parse_known_args(_split(line))
+    ns, extra = _spec.parser.parse_known_args(_split(line))
     for x in extra:
         if x.startswith("-"):
-            raise UsageError(f"unknown option {x}{suggest(x.split('=')[0], OPTIONS)}; see %durable? for the options")
+            raise UsageError(f"unknown option {x}{suggest(x.split('=')[0], FLAGS)}; see %durable? for the options")
     words = [w for w in ns.words + extra]
     kinds = [k for k in KINDS if getattr(ns, k)]
     if len(kinds) > 1:
         raise UsageError(f"choose one of --{' / --'.join(kinds)}: a cell is one kind of entry")
     if ns.out is not None and (not ns.out.isidentifier() or keyword.iskeyword(ns.out)):
         raise UsageError(f"--out needs a Python variable name, not {ns.out!r}")
+    if ns.keep is not None and ns.keep < 0:
+        raise UsageError("--keep needs a number of turns, 0 or more")
     common = dict(
         kind=kinds[0] if kinds else None,
         chat=ns.chat,
@@ -177,23 +182,19 @@ def parse(line: str, cell: bool) -> Call:
         dry_run=ns.dry_run,
         keep=ns.keep,
     )
+    given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:
         if words:
             w = words[0]
-            if w.lstrip("-") in KINDS or "--" + w in OPTIONS:
+            if w.lstrip("-") in KINDS or "--" + w in FLAGS:
                 hint = f"did you mean --{w.lstrip('-')}?"
             elif w in VERBS:
                 hint = f"verbs go on a line magic of their own: %durable {w}"
             else:
                 hint = "the message goes on the lines below %%durable"
             raise UsageError(f"%%durable takes options only, not {' '.join(words)!r}: {hint}")
-        if ns.keep is not None:
-            raise UsageError("--keep belongs to %durable compact")
+        _check_place(given, CELL)
         return Call(**common)
-    given = [o for o in CELL_ONLY if getattr(ns, o)]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise UsageError(f"{flag} applies to a %%durable cell (write %%durable {flag} on the cell's first line)")
     verb = words[0] if words else ("dry-run" if ns.dry_run else "status")
     if verb not in VERBS:
         hint = suggest(verb, VERBS)
@@ -201,15 +202,24 @@ def parse(line: str, cell: bool) -> Call:
             f"unknown verb {verb!r}{hint}; "
             + ("%durable? explains the verbs" if hint else f"verbs: {', '.join(VERBS)}")
         )
-    lo, hi, usage = VERBS[verb]
+    v = VERBS[verb]
     args = tuple(words[1:])
-    if not lo <= len(args) <= hi:
-        raise UsageError(f"usage: %durable {usage}")
-    if ns.keep is not None and verb != "compact":
-        raise UsageError("--keep belongs to %durable compact")
-    if ns.keep is not None and ns.keep < 0:
-        raise UsageError("--keep needs a number of turns, 0 or more")
+    if not v.min_args <= len(args) <= v.max_args:
+        raise UsageError(f"usage: %durable {v.usage}")
+    _check_place(given, verb)
     return Call(verb=verb, args=args, **common)
+
+
+def _check_place(given: list[Option], place: str) -> None:
+    """Raise ``UsageError`` for the first option in ``given`` that does not apply at ``place`` (:data:`CELL` or a verb)."""
+    for o in given:
+        if o.where in (ANY, place):
+            continue
+        if o.where == CELL:
+            raise UsageError(
+                f"{o.flag} applies to a %%durable cell (write %%durable {o.flag} on the cell's first line)"
+            )
+        raise UsageError(f"{o.flag} belongs to %durable {o.where}")
 
 
 def _split(line: str) -> list[str]:

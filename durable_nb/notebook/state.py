@@ -28,11 +28,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from IPython.core.error import UsageError
-
 from .. import ai, durable
 from ..durable import Agent, new_session_id
-from ..errors import DurableError, ModelError, SessionExists
+from ..errors import DurableError, SessionExists
 from ..models import ModelLike
 from ..session import (
     CompactionEntry,
@@ -156,10 +154,7 @@ class NotebookSession:
     # -- which agent ------------------------------------------------------
 
     def _open(self, session_id: str) -> Agent:
-        try:
-            return Agent(model=self._model, store=self.store, session_id=session_id, publisher=self._published)
-        except DurableError as e:
-            raise UsageError(str(e)) from None
+        return Agent(model=self._model, store=self.store, session_id=session_id, publisher=self._published)
 
     @property
     def agent(self) -> Agent:
@@ -167,9 +162,9 @@ class NotebookSession:
         return self.inspected.agent if self.inspected is not None else self.own
 
     def writable(self, what: str = "run a turn") -> Agent:
-        """Return the notebook's own agent; raises ``UsageError`` while a log is open read-only."""
+        """Return the notebook's own agent; raises ``DurableError`` while a log is open read-only."""
         if self.inspected is not None:
-            raise UsageError(
+            raise DurableError(
                 f"cannot {what}: {self.inspected.source} is open read-only for inspection; "
                 "%durable close returns to the notebook's session"
             )
@@ -278,12 +273,9 @@ class NotebookSession:
     def check_model(self) -> str:
         """Build the model (before anything moves or is written); return its name.
 
-        Raises ``UsageError`` with the model error's message.
+        Raises :class:`~durable_nb.errors.ModelError` when it cannot be built.
         """
-        try:
-            return self.writable().model_name()
-        except ModelError as e:
-            raise UsageError(str(e)) from None
+        return self.writable().model_name()
 
     def inputs(self, body: str | None, origin: str | None) -> list[Entry]:
         """Return the next turn's input: the staged entries in staging order, then the cell's message."""
@@ -353,7 +345,7 @@ class NotebookSession:
     # -- verbs -------------------------------------------------------------------------
 
     def resolve(self, ref: str) -> Entry:
-        """Return the entry ``ref`` names: an id or a unique id prefix. ``UsageError`` otherwise."""
+        """Return the entry ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""
         agent = self.agent
         try:
             return agent.entry(ref)
@@ -363,22 +355,19 @@ class NotebookSession:
         if len(hits) == 1:
             return hits[0]
         if len(hits) > 1:
-            raise UsageError(f"entry prefix {ref!r} is ambiguous ({len(hits)} entries): give more characters")
-        raise UsageError(f"no entry {ref!r} in session {agent.session_id!r}; %durable log lists the entries")
+            raise DurableError(f"entry prefix {ref!r} is ambiguous ({len(hits)} entries): give more characters")
+        raise DurableError(f"no entry {ref!r} in session {agent.session_id!r}; %durable log lists the entries")
 
     def branch(self, ref: str) -> Entry:
         """Move the leaf to the entry ``ref`` names; return it. Ephemeral targets are refused."""
         e = self.resolve(ref)
-        try:
-            self.agent.branch(e.id)
-        except DurableError as err:
-            raise UsageError(str(err)) from None
+        self.agent.branch(e.id)
         return e
 
     def rewind(self, turns: int = 1) -> str:
         """Move the leaf to before the last ``turns`` turns (ordinary user messages); return the new leaf.
 
-        Injected entries stored before a rewound turn stay. ``UsageError``
+        Injected entries stored before a rewound turn stay. ``DurableError``
         when the path has fewer turns.
         """
         path = self.agent.path()
@@ -386,9 +375,9 @@ class NotebookSession:
             e for e in path if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None
         ]
         if turns < 1:
-            raise UsageError("rewind needs a number of turns, 1 or more")
+            raise DurableError("rewind needs a number of turns, 1 or more")
         if len(starts) < turns:
-            raise UsageError(f"cannot rewind {turns} turn(s): the active path has {len(starts)}")
+            raise DurableError(f"cannot rewind {turns} turn(s): the active path has {len(starts)}")
         target = starts[-turns].parent_id
         self.agent.branch(target)
         return target
@@ -399,9 +388,7 @@ class NotebookSession:
         try:
             self.store.create_session(sid)
         except SessionExists:
-            raise UsageError(f"session {sid!r} already exists; %durable use {sid} continues it") from None
-        except DurableError as e:
-            raise UsageError(str(e)) from None
+            raise SessionExists(f"session {sid!r} already exists; %durable use {sid} continues it") from None
         return self.use(sid)
 
     def use(self, session_id: str) -> Agent:
@@ -424,9 +411,7 @@ class NotebookSession:
                 return self.use(new_id)
             self.own = self.own.fork(new_id)
         except SessionExists:
-            raise UsageError(f"session {new_id!r} already exists: choose another id") from None
-        except DurableError as e:
-            raise UsageError(str(e)) from None
+            raise SessionExists(f"session {new_id!r} already exists: choose another id") from None
         self.sync()
         return self.own
 
@@ -450,15 +435,12 @@ class NotebookSession:
             try:
                 p = self.store.file(ref)
             except DurableError:
-                raise UsageError(f"no file {ref!r} and no session of that id in {self.store.root}") from None
+                raise DurableError(f"no file {ref!r} and no session of that id in {self.store.root}") from None
             if not p.is_file():
-                raise UsageError(
+                raise DurableError(
                     f"no file {ref!r} and no session {ref!r} in {self.store.root}; %durable sessions lists them"
                 )
-        try:
-            imported = open_session(p)
-        except DurableError as e:
-            raise UsageError(str(e)) from None
+        imported = open_session(p)
         self.inspected = imported
         self.sync()
         return imported

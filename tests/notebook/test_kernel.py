@@ -21,6 +21,15 @@ def one_line_usage_error(r) -> str:
     return lines[0]
 
 
+def one_line_turn_failure(r) -> str:
+    """Assert ``r`` failed with the package's own one-line turn failure (no traceback, not a UsageError); return it."""
+    assert r.status == "error" and r.reply["ename"] == "TurnFailed", (r.reply, r.stderr)
+    assert r.error is not None and len(r.error["traceback"]) == 1 and not r.stderr.strip()
+    line = re.sub(r"\x1b\[[0-9;]*m", "", r.error["traceback"][0])
+    assert line.startswith("TurnFailed: ") and "\n" not in line and "UsageError" not in line, line
+    return line
+
+
 def test_meta_and_ephemeral_are_staged_and_sent_in_order(nb):
     sid = nb.fresh()
     m, e, t = new_cell_id(), new_cell_id(), new_cell_id()
@@ -177,7 +186,7 @@ def test_model_failure_keeps_the_session_usable(nb):
     e = new_cell_id()
     nb.cell("It is Monday.", ["ephemeral"], e)
     r = nb.cell("hello", [], c)
-    line = one_line_usage_error(r)
+    line = one_line_turn_failure(r)
     assert "ConnectionError: provider down" in line and "your message is saved" in line
     assert "partial reply was not saved" in r.html()
     log = nb.log(sid)
@@ -188,6 +197,22 @@ def test_model_failure_keeps_the_session_usable(nb):
     assert "rewound" in r.stdout and r.status == "ok"
     assert messages_in(nb.k.value("_durable")) == [f"user [ephemeral · cell:{e}]: It is Monday.", "user: hello"]
     assert [x["parent_id"] for x in nb.log(sid)[1:] if x["message"]["role"] == "user"] == ["", ""]
+
+
+def test_a_model_error_in_a_turn_is_its_own_one_line_not_a_usage_error(nb):
+    nb.fresh()
+    nb.k.ok(
+        "from durable_nb.notebook import current\n"
+        "from durable_nb.errors import ModelError\n"
+        "class Limited:\n"
+        "    name = 'limited'\n"
+        "    def stream(self, messages):\n"
+        "        raise ModelError('limited: 429 rate limited (retry later)')\n"
+        "current().agent.model = Limited()"
+    )
+    line = one_line_turn_failure(nb.cell("hello", [], new_cell_id()))
+    assert line.startswith("TurnFailed: limited: 429 rate limited (retry later) — ") and "ModelError" not in line
+    assert "your message is saved" in line
 
 
 def use_slow_model(nb, pieces: int, word: str, delay: float) -> None:

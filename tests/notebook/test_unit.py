@@ -8,6 +8,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from durable_nb import ai
+from durable_nb.errors import DurableError
 from durable_nb.notebook.args import Call, cell_kind, parse
 from durable_nb.notebook.interpolate import interpolate
 from durable_nb.notebook.render import dry_run_text, markdown_html
@@ -62,6 +63,22 @@ def test_parse_mistakes_are_usage_errors(line, cell, message):
         parse(line, cell)
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_each_verb_is_declared_once_and_drives_parse_and_help():
+    from durable_nb.notebook.magics import DurableMagics
+    from durable_nb.notebook.verbs import VERBS
+
+    doc = DurableMagics.durable.__doc__
+    assert doc.startswith("Run a turn of the notebook's durable session")  # %%durable? shows no stray "::"
+    for v in VERBS.values():
+        assert f"%durable {v.usage} " in doc
+        assert parse(" ".join([v.name, *["x"] * v.min_args]), False).verb == v.name
+    assert (VERBS["rewind"].min_args, VERBS["rewind"].max_args) == (0, 1)
+    assert (VERBS["compact"].min_args, VERBS["compact"].max_args) == (0, 0)
+    assert (VERBS["use"].min_args, VERBS["use"].max_args) == (1, 1)
+    with pytest.raises(UsageError, match="usage: %durable use <id>"):
+        parse("use a b", False)
 
 
 def test_cell_kind_flags_win_over_tags():
@@ -219,7 +236,7 @@ def test_read_only_inspection_refuses_writes(tmp_path):
     imp = st.open("s")
     assert st.agent is imp.agent and st.agent is not st.own
     for call in (lambda: st.run("x", None, Turn()), lambda: st.stage("meta", "m", None), lambda: st.note("n", "")):
-        with pytest.raises(UsageError, match="open read-only for inspection"):
+        with pytest.raises(DurableError, match="open read-only for inspection"):
             call()
     st.branch(st.agent.path()[0].id[:5])  # browsing the copy is fine, by id prefix too
     assert st.close() and st.agent is st.own and len(st.own.path()) == 2
@@ -237,7 +254,7 @@ def test_fork_continues_a_log_opened_read_only_in_the_notebook_store_and_leaves_
     st.branch(earlier.id)  # a what-if from an earlier point of the saved session
     copied = [session_text(e) for e in imp.agent.path()]
     assert 5 <= len(copied) < full
-    with pytest.raises(UsageError, match="already exists"):
+    with pytest.raises(DurableError, match="already exists"):
         st.fork("s")
     assert st.inspected is imp  # a refused fork changes nothing
 
@@ -261,11 +278,11 @@ def test_branch_errors(tmp_path):
     st.stage("ephemeral", "now", "cell:e")
     st.run("q", "cell:q", Turn())
     eph = next(e for e in st.agent.entries() if isinstance(e, MessageEntry) and e.message.injected)
-    with pytest.raises(UsageError, match="ephemeral"):
+    with pytest.raises(DurableError, match="ephemeral"):
         st.branch(eph.id)
-    with pytest.raises(UsageError, match="no entry 'zzz'"):
+    with pytest.raises(DurableError, match="no entry 'zzz'"):
         st.branch("zzz")
-    with pytest.raises(UsageError, match="cannot rewind 2"):
+    with pytest.raises(DurableError, match="cannot rewind 2"):
         st.rewind(2)
     assert st.rewind(1) == ""
 

@@ -1,0 +1,247 @@
+"""The ``%durable`` verbs, each declared once: its usage, its help, and what it does.
+
+A verb is a function ``(magics, call)`` decorated with :func:`verb`; the
+decorator puts it in :data:`VERBS`, from which the parser (:mod:`.args`)
+takes the names and argument counts, the help text (``%durable?``) its
+lines, and the magic its dispatch. Adding a verb is adding one decorated
+function here. A verb reports with ``print`` and may return an object to
+display; its mistakes raise :class:`~durable_nb.errors.DurableError` (or
+``UsageError``), which the magic shows as one line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DurableError
+from ..models import ModelLike, build
+from .render import dry_run_text, entry_label, entry_text, plural, short
+from .state import NotebookSession, counts
+
+if TYPE_CHECKING:
+    from .args import Call
+    from .magics import DurableMagics
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One verb: ``usage`` (``"rewind [turns]"``: ``<x>`` is a required
+    argument, ``[x]`` an optional one, ``[--opt N]`` an option), its ``help``
+    (first line in the table, more lines indented under it) and ``run``."""
+
+    name: str
+    usage: str
+    help: str
+    run: Callable[[DurableMagics, Call], Any]
+
+    @property
+    def min_args(self) -> int:
+        return len(re.findall(r"<[^>]*>", self.usage))
+
+    @property
+    def max_args(self) -> int:
+        return self.min_args + len(re.findall(r"\[(?!-)[^\]]*\]", self.usage))
+
+
+VERBS: dict[str, Verb] = {}
+
+
+def verb(usage: str, help: str):
+    """Declare the decorated function as the verb named by ``usage``'s first word; return it unchanged."""
+
+    def register(run):
+        name = usage.split()[0]
+        VERBS[name] = Verb(name, usage, help, run)
+        return run
+
+    return register
+
+
+def model_label(spec: ModelLike) -> str:
+    """Return how the status names a model spec, without building it."""
+    if spec is None or spec == "":
+        return os.environ.get("DURABLE_NB_MODEL") or "offline"
+    if isinstance(spec, str):
+        return spec
+    return str(getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__)
+
+
+def staged_text(st: NotebookSession) -> str:
+    """Return the staged entries as the status shows them (``staged   none`` when there are none)."""
+    if not st.staged:
+        return "staged   none"
+    rows = [f"staged   {len(st.staged)} for the next turn, in this order:"]
+    for i, s in enumerate(st.staged, 1):
+        m = s.message
+        rows.append(f"  {i}. [{m.injected.value}{' · ' + m.origin if m.origin else ''}] {short(m.text())!r}")
+    return "\n".join(rows)
+
+
+# -- the verbs, in the order %durable? lists them ------------------------------------------
+
+
+@verb("status", "session, store, leaf, counts, staged, model")
+def status(m: DurableMagics, call: Call) -> None:
+    st = m.state
+    a = st.agent
+    where = f"read-only copy of {st.inspected.source}" if st.inspected else str(st.store.file(a.session_id))
+    c = counts(a.entries())
+    lines = [
+        f"session  {a.session_id}  ({where})",
+        f"model    {model_label(st.own.model)}",
+        f"leaf     {a.leaf_id or '(root: nothing yet)'}  ({plural(a.depth, 'entry', 'entries')} on the active path)",
+        f"entries  {len(a.entries())}"
+        + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else "")
+        + (" (ephemeral ones live in this kernel only)" if "ephemeral" in c else ""),
+        staged_text(st),
+    ]
+    if st.inspected is not None and st.inspected.warnings:
+        lines += [f"warning  {w}" for w in st.inspected.warnings]
+    print("\n".join(lines))
+
+
+@verb("sessions", "saved sessions with entry counts and last activity")
+def sessions(m: DurableMagics, call: Call) -> None:
+    st = m.state
+    rows = st.sessions()
+    if not rows:
+        print(f"no saved sessions in {st.store.root}")
+        return
+    width = max(len(r[0]) for r in rows)
+    print(f"{len(rows)} session(s) in {st.store.root}:")
+    for sid, n, last in rows:
+        mark = "*" if sid == st.own.session_id else " "
+        when = last[:19].replace("T", " ") if last else "-"
+        print(f"{mark} {sid:<{width}}  {n:>5} {'entry' if n == 1 else 'entries'}  last {when}")
+
+
+@verb("new [id]", "start a new session (and use it)")
+def new(m: DurableMagics, call: Call) -> None:
+    a = m.state.new(call.args[0] if call.args else None)
+    print(f"new session {a.session_id} in {m.state.store.root}")
+
+
+@verb("use <id>", "continue a saved session (created if missing)")
+def use(m: DurableMagics, call: Call) -> None:
+    a = m.state.use(call.args[0])
+    print(f"using session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'})")
+
+
+@verb("open <path | id>", "inspect a saved log read-only (turns refused; fork to continue it)")
+def open_(m: DurableMagics, call: Call) -> None:
+    imp = m.state.open(call.args[0])
+    a = imp.agent
+    print(
+        f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
+        "status/show/dry-run/branch inspect it; fork <new-id> continues it here; %durable close returns"
+    )
+    for w in imp.warnings:
+        print(f"warning: {w}")
+
+
+@verb("close", "stop inspecting; back to the notebook's session")
+def close(m: DurableMagics, call: Call) -> None:
+    was = m.state.close()
+    print(f"back to session {m.state.own.session_id}" if was else "nothing is open for inspection")
+
+
+@verb("log", "every entry: id, parent, kind, text (* = active path)")
+def log(m: DurableMagics, call: Call) -> None:
+    a = m.state.agent
+    entries = a.entries()
+    if not entries:
+        print(f"session {a.session_id} has no entries yet")
+        return
+    on_path = {e.id for e in a.path()}
+    print(f"{plural(len(entries), 'entry', 'entries')} of {a.session_id} in append order (* active path, > leaf):")
+    for e in entries:
+        mark = ">" if e.id == a.leaf_id else ("*" if e.id in on_path else " ")
+        print(f"{mark} {e.id}  ← {e.parent_id or 'root':<12}  {entry_label(e):<22} {short(entry_text(e), 50)!r}")
+
+
+@verb("branch <entry-id>", "move the leaf to an entry (a unique prefix works)")
+def branch(m: DurableMagics, call: Call) -> None:
+    e = m.state.branch(call.args[0])
+    print(f"leaf is now {e.id}; the next turn continues from there")
+
+
+@verb("rewind [turns]", "move the leaf to before the last N turns (1)")
+def rewind(m: DurableMagics, call: Call) -> None:
+    try:
+        n = int(call.args[0]) if call.args else 1
+    except ValueError:
+        raise DurableError(f"usage: %durable rewind [turns] (a number, not {call.args[0]!r})") from None
+    leaf = m.state.rewind(n)
+    print(f"rewound {n} turn{'s' if n != 1 else ''}: leaf is now {leaf or 'the root'}")
+
+
+@verb(
+    "fork <new-session-id>",
+    "copy the active path into a new session and use it\n(of an opened log too: it is left as it was)",
+)
+def fork(m: DurableMagics, call: Call) -> None:
+    st = m.state
+    old = f"{st.inspected.source} (opened read-only, left as it was)" if st.inspected is not None else st.own.session_id
+    a = st.fork(call.args[0])
+    print(
+        f"forked {old} into {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}); "
+        f"the notebook now uses {a.session_id}"
+    )
+
+
+@verb("compact [--keep N]", "summarise the path, keeping the last N turns")
+def compact(m: DurableMagics, call: Call) -> None:
+    e = m.state.compact(call.keep or 0)
+    if e is None:
+        print("nothing to compact")
+    else:
+        kept = f"verbatim from entry {e.first_kept_id}" if e.first_kept_id else "no turn kept verbatim"
+        print(
+            f"compacted: entry {e.id} summarises ~{e.tokens_before} tokens ({kept}); "
+            "branching to an earlier entry gives the full history back"
+        )
+
+
+@verb("model [name]", "show or set the model (offline, openai:..., ...)")
+def model(m: DurableMagics, call: Call) -> None:
+    if call.args:
+        build(call.args[0])  # builds the client, sends nothing; a bad name raises ModelError
+        m.model = call.args[0]
+    print(f"model: {m.state.own.model_name()}")
+
+
+@verb("staged", "list the staged meta and ephemeral entries")
+def staged(m: DurableMagics, call: Call) -> None:
+    print(staged_text(m.state))
+
+
+@verb("clear", "drop the staged meta and ephemeral entries")
+def clear(m: DurableMagics, call: Call) -> None:
+    n = m.state.clear()
+    m.state.sync()
+    print(f"cleared {plural(n, 'staged entry', 'staged entries')}")
+
+
+@verb("dry-run", "the messages the next turn would send (no cell)")
+def dry_run(m: DurableMagics, call: Call) -> None:
+    st = m.state
+    msgs, new = st.preview(None, None)
+    print(dry_run_text(msgs, new, model_label(st.own.model)))
+
+
+@verb("show", "the session widget (tree, model/transcript views)")
+def show(m: DurableMagics, call: Call):
+    try:
+        from ..widget import SessionWidget
+    except ImportError as e:
+        raise DurableError(f"the session widget is unavailable in this install (durable_nb.widget: {e})") from None
+    return SessionWidget(m.state.agent)  # it registers itself; state.sync() reaches it
+
+
+@verb("help", "this help")
+def help_(m: DurableMagics, call: Call) -> None:
+    print(m.durable.__doc__)
