@@ -43,16 +43,24 @@ class NotebookError(Exception):
         self.cell_index = cell_index
 
 
-def request_metadata(cell: NotebookNode) -> dict:
-    """Return the execute request ``metadata`` JupyterLab 4 sends for ``cell``.
+def request_metadata(cell: NotebookNode, notebook_metadata: dict | None = None) -> dict:
+    """Return the execute request ``metadata`` JupyterLab 4 (with durable_nb's extension) sends for ``cell``.
 
     That is a copy of the cell's whole metadata (``tags`` included) plus
     ``trusted``, ``deletedCells``, ``recordTiming`` and ``cellId``, as
     JupyterLab 4.6 sends them for a freshly opened notebook (the end-to-end
-    test compares the two).
+    test compares the two), plus the notebook's session identity
+    (``notebook_metadata["durable_nb"]``) under ``"durable_nb"`` when the
+    notebook keeps one, as the extension adds it (see
+    :mod:`durable_nb.notebook.identity`). A notebook without one gets no
+    such key: its session is named after the file, as in front ends without
+    the extension. Nothing is invented: the file is never modified.
     """
     md = copy.deepcopy(dict(cell.get("metadata", {})))
     md.update({"trusted": False, "deletedCells": [], "recordTiming": False, "cellId": cell.get("id", "")})
+    ident = (notebook_metadata or {}).get("durable_nb")
+    if isinstance(ident, dict) and ident.get("session"):
+        md["durable_nb"] = copy.deepcopy(dict(ident))
     return md
 
 
@@ -110,7 +118,8 @@ def run_notebook(
     JupyterLab) with this checkout first on ``PYTHONPATH`` and
     ``JPY_SESSION_NAME`` naming the notebook (see :func:`kernel_env`). Each
     code cell's metadata and id reach the kernel in its execute request (see
-    :func:`request_metadata`). Cells run in order; a cell that takes longer
+    :func:`request_metadata`), and so does the notebook's session id
+    (``metadata.durable_nb``) when it keeps one. Cells run in order; a cell that takes longer
     than ``timeout`` seconds fails. The file at ``path`` is not modified.
 
     Raises :class:`NotebookError` naming the first failing cell (index, id,
@@ -130,7 +139,7 @@ def run_notebook(
     )
 
     def on_execute(cell: NotebookNode, cell_index: int) -> None:
-        client.kc.session.metadata = request_metadata(cell)
+        client.kc.session.metadata = request_metadata(cell, nb.metadata)
 
     def on_complete(cell: NotebookNode, cell_index: int) -> None:
         client.kc.session.metadata = {}

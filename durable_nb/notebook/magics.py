@@ -27,10 +27,11 @@ from traitlets import Float, Unicode, observe
 
 from ..errors import DurableError
 from . import args as argmod
+from .identity import identity
 from .interpolate import interpolate
 from .render import ReplyView, dry_run_text, plural, short
 from .state import NotebookSession, Turn, default_session_name
-from .tags import current_cell
+from .tags import current_cell, request_metadata
 from .verbs import VERBS, model_label
 
 
@@ -69,24 +70,48 @@ class DurableMagics(Magics):
     store = Unicode(
         ".durable", help="Store folder; relative paths are from the kernel's working directory (the notebook's folder)."
     ).tag(config=True)
-    session = Unicode("", help="Session id to use ('' = named after the notebook, or 'default').").tag(config=True)
+    session = Unicode(
+        "",
+        help="Session id to use ('' = the id the notebook's metadata keeps (durable_nb extension), "
+        "else named after the notebook, or 'default').",
+    ).tag(config=True)
     throttle = Float(0.05, help="Seconds between re-renders of a streaming reply.").tag(config=True)
 
     def __init__(self, shell=None, **kw) -> None:
         super().__init__(shell=shell, **kw)
         self._state: NotebookSession | None = None
         self._carry: list = []  # staged entries kept across a %config change of store/session
+        self._identity: str | None = None  # the notebook-metadata session id the state was opened for
 
     # -- state ----------------------------------------------------------------
 
     @property
     def state(self) -> NotebookSession:
-        """The notebook's session, opened on first use (store resolved against the current directory)."""
-        if self._state is None:
-            ns = self.shell.user_ns if self.shell is not None else {}
-            sid = self.session or default_session_name(ns)
-            self._state = NotebookSession(Path(self.store).expanduser().resolve(), sid, self.model or None)
-            self._state.staged, self._carry = self._carry, []
+        """The notebook's session, opened on first use (store resolved against the current directory).
+
+        Which session: ``%config DurableMagics.session`` if set; else the id the
+        notebook's metadata keeps, sent with the execute request by the
+        durable_nb extension (see :mod:`.identity`; a copied notebook forks its
+        original here, said in one line); else one named after the notebook.
+        The state is reopened when the request names another notebook id than
+        the one it was opened for; ``%durable use`` stays in force otherwise.
+        """
+        ident = None if self.session else identity(request_metadata(self.shell))
+        if self._state is not None and (ident is None or ident.session == self._identity):
+            return self._state
+        carry = self._state.staged if self._state is not None else self._carry
+        ns = self.shell.user_ns if self.shell is not None else {}
+        sid = ident.session if ident else self.session or default_session_name(ns)
+        root = Path(self.store).expanduser().resolve()
+        self._state = NotebookSession(root, sid, self.model or None, fork_of=ident.fork_of if ident else "")
+        self._identity = ident.session if ident else None
+        self._state.staged, self._carry = carry, []
+        if self._state.forked_from:
+            n = len(self._state.own.entries())
+            print(
+                f"this notebook is a copy: its session {sid} starts as a fork of {self._state.forked_from} "
+                f"({plural(n, 'entry', 'entries')}); {self._state.forked_from} is left as it was"
+            )
         return self._state
 
     @observe("store", "session")

@@ -137,11 +137,16 @@ class NotebookSession:
 
     ``store_dir`` is the JSONL store's folder, ``session_id`` the session to
     continue (created if missing), ``model`` anything
-    :func:`durable_nb.models.build` accepts. Nothing is built or written
-    until used, except that a missing session is created.
+    :func:`durable_nb.models.build` accepts. ``fork_of`` names the session
+    this notebook was copied from: when ``session_id`` does not exist yet and
+    ``fork_of`` does, ``session_id`` is created as a fork of its active path
+    (``forked_from`` then names it; the original is not written to). Nothing
+    is built or written until used, except that a missing session is created.
     """
 
-    def __init__(self, store_dir: str | os.PathLike[str], session_id: str, model: ModelLike = None) -> None:
+    def __init__(
+        self, store_dir: str | os.PathLike[str], session_id: str, model: ModelLike = None, fork_of: str = ""
+    ) -> None:
         self.store = JsonlStore(Path(store_dir))
         self._model: ModelLike = model
         self.widgets: weakref.WeakSet = weakref.WeakSet()
@@ -149,12 +154,32 @@ class NotebookSession:
         self.staged: list[MessageEntry] = []
         # origin -> latest durable entry it made, for one agent, read incrementally from its log
         self._origins: tuple[Agent, list[int], dict[str, Entry]] | None = None
-        self.own = self._open(session_id)
+        self.forked_from = ""
+        if fork_of and not self._exists(session_id) and self._exists(fork_of):
+            self.own = self._fork_of(fork_of, session_id)
+        else:
+            self.own = self._open(session_id)
 
     # -- which agent ------------------------------------------------------
 
     def _open(self, session_id: str) -> Agent:
         return Agent(model=self._model, store=self.store, session_id=session_id, publisher=self._published)
+
+    def _exists(self, session_id: str) -> bool:
+        try:
+            self.store.load_session(session_id)
+        except DurableError:  # SessionNotFound, or an id the store refuses (reported when it is opened)
+            return False
+        return True
+
+    def _fork_of(self, original: str, session_id: str) -> Agent:
+        """Create ``session_id`` as a fork of ``original``'s active path (a copied notebook's first use)."""
+        try:
+            agent = self._open(original).fork(session_id)
+        except SessionExists:  # another kernel forked it first: continue that one
+            return self._open(session_id)
+        self.forked_from = original
+        return agent
 
     @property
     def agent(self) -> Agent:

@@ -42,6 +42,7 @@ class Kernel:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         env.pop("DURABLE_NB_MODEL", None)
         env.pop("JPY_SESSION_NAME", None)
+        self.request_metadata: dict = {}  # added to every execute request's metadata (e.g. the notebook's identity)
         self.km = KernelManager(kernel_name="python3")
         self.km.start_kernel(cwd=str(cwd), env=env)
         self._connect()
@@ -66,6 +67,7 @@ class Kernel:
             code=code, silent=False, store_history=True, user_expressions={}, allow_stdin=False, stop_on_error=False
         )
         metadata = {"tags": list(tags), "trusted": False, "deletedCells": [], "recordTiming": False}
+        metadata.update(self.request_metadata)
         if cell_id is not None:
             metadata["cellId"] = cell_id
         msg = self.kc.session.msg("execute_request", content, metadata=metadata)

@@ -132,3 +132,18 @@ def test_a_notebook_without_cell_ids_gets_stable_ones(tmp_path):
         "recordTiming": False,
         "cellId": "cell-0",
     }
+
+
+def test_the_notebooks_session_id_reaches_the_kernel_as_the_extension_sends_it(tmp_path):
+    """metadata.durable_nb goes with every cell; the turn lands in that session, not one named after the file."""
+    src = write_nb(tmp_path / "Untitled.ipynb", [("%load_ext durable_nb", []), ("%%durable\nhello", [])])
+    nb = nbformat.read(src, as_version=4)
+    nb.metadata["durable_nb"] = {"session": "nb-7f3a", "path": "Untitled.ipynb"}
+    nbformat.write(nb, src)
+    ran = run_notebook(src)
+    assert "— nb-7f3a · leaf" in stdout(ran.cells[1])
+    assert sorted(p.name for p in (tmp_path / ".durable").iterdir()) == ["nb-7f3a.jsonl"]
+    # without it, the session is named after the file, as in front ends without the extension
+    del nb.metadata["durable_nb"]
+    nbformat.write(nb, src)
+    assert "— Untitled · leaf" in stdout(run_notebook(src).cells[1])
