@@ -50,6 +50,11 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
       ``tool_result`` blocks move to its front, as the API requires;
     - a :class:`~durable_nb.ai.Reminder` block is a text block in
       ``<system-reminder>`` tags;
+    - a :class:`~durable_nb.ai.Thinking` block goes back as the API gave it
+      (``thinking`` with its ``signature``, or ``redacted_thinking``), which
+      the API requires of the assistant turn that made a tool call while
+      thinking; reasoning without a signature (another provider's) is left
+      out, since the API would refuse it;
     - images (PNG, JPEG, WebP, GIF) and PDFs go as base64, text files as
       plain-text documents; anything else is replaced by a note saying so;
       empty text blocks and messages left empty are dropped (the API refuses them).
@@ -90,6 +95,10 @@ def _block(b: ai.Block) -> dict[str, Any] | None:
         return {"type": "text", "text": text} if text else None
     if isinstance(b, ai.ToolCall):
         return {"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments}
+    if isinstance(b, ai.Thinking):  # sent back as the API returned it; unsigned reasoning is not Anthropic's
+        if b.redacted:
+            return {"type": "redacted_thinking", "data": b.redacted}
+        return {"type": "thinking", "thinking": b.text, "signature": b.signature} if b.signature else None
     if isinstance(b, ai.Image) and b.mime_type in IMAGE_TYPES:
         return {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b64(b.data)}}
     if isinstance(b, ai.File) and b.mime_type == "application/pdf":
@@ -114,26 +123,145 @@ def usage_of(u: Any) -> dict[str, int]:
     return {n: v for n in names if isinstance(v := getattr(u, n, None), int)}
 
 
-def from_anthropic(msg: Any) -> ai.Message:
-    """Return the assistant message for a final Messages API ``Message``.
+def tools_of(tools: Sequence[ai.ToolSpec]) -> list[dict[str, Any]]:
+    """Return the Messages API ``tools`` for our tool specs, in order.
 
-    Text blocks become :class:`~durable_nb.ai.Text`, ``tool_use`` blocks
-    :class:`~durable_nb.ai.ToolCall`; other blocks (thinking) are not kept.
-    ``usage``, ``stop_reason`` and ``model`` are copied.
+    A spec with no ``parameters`` takes an empty object (the API wants an
+    ``input_schema``); an empty description is left out.
     """
-    content: list[ai.Block] = []
-    for b in msg.content:
-        if b.type == "text":
-            content.append(ai.Text(b.text))
-        elif b.type == "tool_use":
-            content.append(ai.ToolCall(b.id, b.name, dict(b.input or {})))
-    return ai.Message(
-        role="assistant",
-        content=content,
-        usage=usage_of(msg.usage) if msg.usage else None,
-        stop_reason=msg.stop_reason,
-        model=msg.model,
-    )
+    out = []
+    for t in tools:
+        tool: dict[str, Any] = {"name": t.name}
+        if t.description:
+            tool["description"] = t.description
+        tool["input_schema"] = t.parameters or {"type": "object", "properties": {}}
+        out.append(tool)
+    return out
+
+
+RESERVED = frozenset({"model", "messages", "stream", "system", "tools"})
+
+
+def request_args(request: ai.Request | None, max_tokens: int) -> dict[str, Any]:
+    """Return the keyword arguments of ``messages.create`` for a request (no messages, no model).
+
+    ``max_tokens`` is always sent (the API requires it; the request's
+    setting wins over the model's default); ``system``, ``tools`` and
+    ``stop`` (as ``stop_sequences``, a list) only when set. The API has no
+    ``seed``: it is not sent. ``temperature``, ``top_p`` (which the SDK no
+    longer names, though the API reads them) and any other setting (a
+    provider extra, e.g. ``thinking``) go into the body as they are
+    (``extra_body``). Raises :class:`~durable_nb.errors.ModelError` for an
+    extra that would replace what durable_nb sends.
+    """
+    args: dict[str, Any] = {"max_tokens": max_tokens}
+    if request is None:
+        return args
+    if request.system:
+        args["system"] = request.system
+    if request.tools:
+        args["tools"] = tools_of(request.tools)
+    extra = {}
+    for k, v in request.settings.items():
+        if v is None or k == "seed":
+            continue
+        if k in RESERVED:
+            raise ModelError(f"{PROVIDER}: the setting {k!r} is sent by durable_nb itself; leave it out")
+        if k == "max_tokens":
+            args[k] = v
+        elif k == "stop":
+            args["stop_sequences"] = [v] if isinstance(v, str) else list(v)
+        else:
+            extra[k] = v
+    if extra:
+        args["extra_body"] = extra
+    return args
+
+
+class _Reply:
+    """Accumulates the raw stream events of one Messages API reply into the assistant message.
+
+    Blocks are gathered by ``index``: text, ``thinking`` (its text and
+    ``signature``), ``redacted_thinking`` (its ``data``) and ``tool_use``
+    (id, name, and the ``input_json_delta`` pieces as raw text, parsed only
+    at the end so that malformed input is kept, not lost). Usage counts are
+    cumulative: a ``message_delta`` overwrites ``message_start``'s.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.usage: dict[str, int] = {}
+        self.stop_reason: str | None = None
+        self.model: str | None = None
+
+    def add(self, event: Any) -> str:
+        """Take one event; return its text delta (``""`` when it carries none)."""
+        t = event.type
+        if t == "message_start":
+            self.model = event.message.model
+            self.usage.update(usage_of(event.message.usage))
+        elif t == "content_block_start":
+            b = event.content_block
+            block = {"type": b.type, "text": "", "signature": "", "json": ""}
+            if b.type == "text":
+                block["text"] = b.text or ""
+            elif b.type == "thinking":
+                block["text"], block["signature"] = b.thinking or "", b.signature or ""
+            elif b.type == "redacted_thinking":
+                block["data"] = b.data
+            elif b.type == "tool_use":
+                block["id"], block["name"] = b.id, b.name
+                if b.input:  # a server may send the whole input at the start
+                    block["input"] = b.input
+            self.blocks[event.index] = block
+            return block["text"] if b.type == "text" else ""
+        elif t == "content_block_delta":
+            block = self.blocks.get(event.index)
+            d = event.delta
+            if block is None:
+                return ""
+            if d.type == "text_delta":
+                block["text"] += d.text
+                return d.text
+            if d.type == "thinking_delta":
+                block["text"] += d.thinking
+            elif d.type == "signature_delta":
+                block["signature"] = d.signature
+            elif d.type == "input_json_delta":
+                block["json"] += d.partial_json
+        elif t == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            if event.usage is not None:
+                self.usage.update(usage_of(event.usage))
+        return ""
+
+    def message(self, fallback_model: str) -> ai.Message:
+        """Return the assistant message: the blocks in the API's order.
+
+        Text → :class:`~durable_nb.ai.Text`; ``thinking`` and
+        ``redacted_thinking`` → :class:`~durable_nb.ai.Thinking`; ``tool_use``
+        → :class:`~durable_nb.ai.ToolCall` (input that is not a JSON object
+        kept raw, see :func:`ai.tool_arguments`); server-tool blocks are not kept.
+        """
+        content: list[ai.Block] = []
+        for i in sorted(self.blocks):
+            b = self.blocks[i]
+            if b["type"] == "text" and b["text"]:
+                content.append(ai.Text(b["text"]))
+            elif b["type"] == "thinking":
+                content.append(ai.Thinking(b["text"], b["signature"]))
+            elif b["type"] == "redacted_thinking":
+                content.append(ai.Thinking(redacted=b["data"]))
+            elif b["type"] == "tool_use":
+                args = ai.tool_arguments(b["json"]) if b["json"].strip() else dict(b.get("input") or {})
+                content.append(ai.ToolCall(b["id"], b["name"], args))
+        return ai.Message(
+            role="assistant",
+            content=content,
+            usage=self.usage or None,
+            stop_reason=self.stop_reason,
+            model=self.model or fallback_model,
+        )
 
 
 class AnthropicMessages:
@@ -167,23 +295,28 @@ class AnthropicMessages:
                 client = client.with_options(api_key=PLACEHOLDER_KEY)
         self.client = client
 
-    def stream(self, messages: Sequence[ai.Message]) -> Iterator[str | ai.Message]:
+    def stream(self, messages: Sequence[ai.Message], request: ai.Request | None = None) -> Iterator[str | ai.Message]:
         """Yield the reply's text deltas as they arrive, then the assistant message
         (with ``usage``, ``stop_reason`` and ``model`` as the API reports them).
 
-        A stream that ends without a stop reason (a cut connection) is an
-        error, not a short reply.
+        ``request`` adds the system prompt, the tools and the settings (see
+        :func:`request_args`). The reply keeps thinking blocks (with their
+        signatures) and tool calls, in the API's order. A stream that ends
+        without a stop reason (a cut connection) is an error, not a short reply.
         """
+        reply = _Reply()
+        args = request_args(request, self.max_tokens)
         try:
-            with self.client.messages.stream(
+            with self.client.messages.create(
                 model=self.model,
-                max_tokens=self.max_tokens,
                 messages=to_anthropic(messages),
+                stream=True,
+                **args,
             ) as events:
-                for text in events.text_stream:
+                for event in events:
+                    text = reply.add(event)
                     if text:
                         yield text
-                final = events.get_final_message()
         except TypeError as e:
             if "authentication" not in str(e):
                 raise
@@ -201,9 +334,9 @@ class AnthropicMessages:
             if err is None:
                 raise
             raise err from None  # the cause may quote the key back
-        if final.stop_reason is None:
+        if reply.stop_reason is None:
             raise cut_short(PROVIDER, str(self.client.base_url), "stop_reason")
-        yield from_anthropic(final)
+        yield reply.message(self.model)
 
 
 def build(name: str) -> AnthropicMessages:

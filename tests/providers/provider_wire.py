@@ -216,14 +216,19 @@ def anthropic_stream(
     model: str = "claude-test-20260101",
     stop: str = "end_turn",
     usage: tuple[int, int] = (42, 9),
-    tool_use: dict[str, Any] | None = None,
+    tool_use: dict[str, Any] | list[dict[str, Any]] | None = None,
+    thinking: tuple[list[str], str] | None = None,
+    redacted: str | None = None,
     error: dict[str, Any] | None = None,
     pause_after: int | None = None,
     gate: threading.Event | None = None,
 ) -> Reply:
-    """Return a streamed Messages reply: ``message_start``, a text block with one
-    ``text_delta`` per piece, an optional ``tool_use`` block (``input_json_delta``
-    in two halves), ``message_delta`` (stop reason, output tokens), ``message_stop``.
+    """Return a streamed Messages reply: ``message_start``; with ``thinking`` = (pieces,
+    signature) a ``thinking`` block (one ``thinking_delta`` per piece, then a
+    ``signature_delta``); with ``redacted`` a ``redacted_thinking`` block; a text block
+    with one ``text_delta`` per piece; ``tool_use`` blocks (``input_json_delta`` in two
+    halves; ``input`` given as a string is sent as it is, malformed or not);
+    ``message_delta`` (stop reason, output tokens), ``message_stop``.
     With ``error``, the stream ends after the text deltas with an ``error`` event."""
     start = {
         "type": "message_start",
@@ -244,46 +249,44 @@ def anthropic_stream(
         },
     }
     events: list[tuple[str | None, Any]] = [("message_start", start)]
-    events.append(
-        (
-            "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-        )
-    )
+    index = 0
+
+    def block_start(block: dict[str, Any]) -> None:
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": block}))
+
+    def delta(d: dict[str, Any]) -> None:
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}))
+
+    def block_stop() -> None:
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+
+    if thinking is not None:
+        block_start({"type": "thinking", "thinking": "", "signature": ""})
+        for p in thinking[0]:
+            delta({"type": "thinking_delta", "thinking": p})
+        delta({"type": "signature_delta", "signature": thinking[1]})
+        block_stop()
+        index += 1
+    if redacted is not None:
+        block_start({"type": "redacted_thinking", "data": redacted})
+        block_stop()
+        index += 1
+    block_start({"type": "text", "text": ""})
     events.append(("ping", {"type": "ping"}))
-    events += [
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}})
-        for p in pieces
-    ]
+    for p in pieces:
+        delta({"type": "text_delta", "text": p})
     if error is not None:
         events.append(("error", {"type": "error", "error": error}))
         return Reply(events=events, pause_after=pause_after, gate=gate)
-    events.append(("content_block_stop", {"type": "content_block_stop", "index": 0}))
-    if tool_use:
-        args = json.dumps(tool_use["input"])
+    block_stop()
+    for call in [tool_use] if isinstance(tool_use, dict) else tool_use or []:
+        index += 1
+        args = call["input"] if isinstance(call["input"], str) else json.dumps(call["input"])
         half = len(args) // 2
-        events.append(
-            (
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": 1,
-                    "content_block": {"type": "tool_use", "id": tool_use["id"], "name": tool_use["name"], "input": {}},
-                },
-            )
-        )
+        block_start({"type": "tool_use", "id": call["id"], "name": call["name"], "input": {}})
         for part in (args[:half], args[half:]):
-            events.append(
-                (
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": 1,
-                        "delta": {"type": "input_json_delta", "partial_json": part},
-                    },
-                )
-            )
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": 1}))
+            delta({"type": "input_json_delta", "partial_json": part})
+        block_stop()
     events.append(
         (
             "message_delta",

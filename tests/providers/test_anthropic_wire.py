@@ -19,7 +19,7 @@ from provider_session import (
 )
 from provider_wire import anthropic_error, anthropic_stream
 
-from durable_nb import ai, durable
+from durable_nb import ai, durable, models
 from durable_nb.errors import ModelError
 from durable_nb.session import JsonlStore, MessageEntry
 
@@ -203,4 +203,120 @@ def test_tool_use_in_a_reply_comes_back_and_round_trips(wire, tmp_path):
                 text("Summarise"),
             ],
         },
+    ]
+
+
+LOOKUP = ai.ToolSpec(
+    "lookup",
+    "Look a word up in the glossary.",
+    {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+)
+
+
+def test_system_tools_settings_go_out_and_thinking_round_trips_through_the_store(wire, tmp_path):
+    wire.add(
+        anthropic_stream(
+            ["Looking ", "both up."],
+            thinking=(["The user wants ", "two words."], "sig-EqQBCkYI"),
+            redacted="EnCrYpTeD-reasoning",
+            stop="tool_use",
+            usage=(120, 45),
+            tool_use=[
+                {"id": "toolu_1", "name": "lookup", "input": {"q": "durable"}},
+                {"id": "toolu_2", "name": "lookup", "input": '{"q": "sess'},  # cut short by the model
+            ],
+        ),
+        anthropic_stream(["Both are defined."]),
+    )
+    model = models.build(f"anthropic:claude-test@{wire.url}")
+    request = ai.Request(
+        system="You are terse.",
+        tools=[LOOKUP, ai.ToolSpec("now")],
+        settings={
+            "temperature": 0.2,
+            "max_tokens": 300,
+            "top_p": 0.9,
+            "seed": 7,  # the API has none: not sent
+            "stop": "END",
+            "thinking": {"type": "enabled", "budget_tokens": 1024},  # an extra, sent as it is
+        },
+    )
+
+    *deltas, reply = model.stream([ai.user_message("Define durable and session.")], request)
+
+    expected_body = {
+        "model": "claude-test",
+        "max_tokens": 300,
+        "system": "You are terse.",
+        "tools": [
+            {"name": "lookup", "description": LOOKUP.description, "input_schema": LOOKUP.parameters},
+            {"name": "now", "input_schema": {"type": "object", "properties": {}}},
+        ],
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "stop_sequences": ["END"],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "stream": True,
+    }
+    assert wire.requests[0].body == {
+        **expected_body,
+        "messages": [{"role": "user", "content": [text("Define durable and session.")]}],
+    }
+    assert deltas == ["Looking ", "both up."]
+    assert reply.content[:4] == [
+        ai.Thinking("The user wants two words.", "sig-EqQBCkYI"),
+        ai.Thinking(redacted="EnCrYpTeD-reasoning"),
+        ai.Text("Looking both up."),
+        ai.ToolCall("toolu_1", "lookup", {"q": "durable"}),
+    ]
+    bad = reply.content[4]
+    assert (bad.id, bad.arguments["_raw"]) == ("toolu_2", '{"q": "sess') and "not valid JSON" in bad.malformed()
+    usage = {"input_tokens": 120, "output_tokens": 45, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    assert (reply.usage, reply.stop_reason, reply.model) == (usage, "tool_use", "claude-test-20260101")
+
+    # Stored, reopened, and sent back: the thinking blocks with their signature, as the API requires.
+    agent = durable.Agent(store=JsonlStore(tmp_path), session_id="s")
+    agent.append(
+        "Define durable and session.",
+        MessageEntry(message=reply),
+        MessageEntry(
+            message=ai.Message("tool_result", [ai.Text("lasting")], tool_call_id="toolu_1", tool_name="lookup")
+        ),
+        MessageEntry(
+            message=ai.Message(
+                "tool_result", [ai.Text(bad.malformed())], tool_call_id="toolu_2", tool_name="lookup", is_error=True
+            )
+        ),
+    )
+    reopened = durable.Agent(store=JsonlStore(tmp_path), session_id="s")
+    *_, final = model.stream(reopened.messages(), request)
+    assert final.text() == "Both are defined."
+    assert wire.requests[1].body["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "The user wants two words.", "signature": "sig-EqQBCkYI"},
+                {"type": "redacted_thinking", "data": "EnCrYpTeD-reasoning"},
+                text("Looking both up."),
+                {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"q": "durable"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "lookup", "input": bad.arguments},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [text("lasting")]},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": [text(bad.malformed())], "is_error": True},
+            ],
+        },
+    ]
+
+
+def test_unsigned_reasoning_from_another_provider_is_not_sent_to_anthropic():
+    from durable_nb.models.anthropic_messages import to_anthropic
+
+    m = ai.Message("assistant", [ai.Thinking("local model musings"), ai.Text("Hi.")])
+    assert to_anthropic([ai.user_message("Hello"), m]) == [
+        {"role": "user", "content": [text("Hello")]},
+        {"role": "assistant", "content": [text("Hi.")]},
     ]
