@@ -15,6 +15,9 @@ from .entry import (
 )
 from .jsonlstore import JsonlStore, LegacyMetaWarning
 from .memstore import MemoryStore
+from .pgstore import PostgresStore
+from .search import Hit
+from .sqlitestore import SqliteStore
 from .store import SessionRecord, Store, check_session_id
 from .tree import Node, index, path, tree
 from .view import display_text, model_view, repair_tool_calls, summary_message, transcript_view
@@ -25,15 +28,18 @@ __all__ = [
     "CustomEntry",
     "DecodeError",
     "Entry",
+    "Hit",
     "InvalidSessionId",
     "JsonlStore",
     "LegacyMetaWarning",
     "MemoryStore",
     "MessageEntry",
     "Node",
+    "PostgresStore",
     "SessionExists",
     "SessionNotFound",
     "SessionRecord",
+    "SqliteStore",
     "Store",
     "check_session_id",
     "custom_class",

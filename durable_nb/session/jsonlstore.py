@@ -24,6 +24,7 @@ import msgspec
 from ..errors import CorruptLog, SessionExists, SessionNotFound
 from .codec import DecodeError, decode, decode_lines, encode_line
 from .entry import Entry, now
+from .search import Hit, scan
 from .store import SessionRecord, check_session_id
 
 
@@ -188,6 +189,23 @@ class JsonlStore:
                 continue
         out.sort(key=lambda r: (r.created_at, r.id))
         return out
+
+    def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
+        """Return the entries whose text holds every word of ``query`` (a plain scan of the logs),
+        at most ``limit``, sessions oldest first.
+
+        ``session`` limits the search to one session (``SessionNotFound`` if
+        it is missing); a log that does not load is skipped. O(size of all logs).
+        """
+
+        def logs():
+            for sid in [session] if session is not None else [r.id for r in self.list_sessions()]:
+                try:
+                    yield sid, self.load_entries(sid)
+                except CorruptLog:
+                    continue
+
+        return scan(logs(), query, limit)
 
 
 def _record(f: Path, first: bytes) -> SessionRecord:

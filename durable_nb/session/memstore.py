@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ..errors import SessionExists, SessionNotFound
 from .codec import decode, decode_lines, encode_line
 from .entry import Entry, now
+from .search import Hit, scan
 from .store import SessionRecord, check_session_id
 
 
@@ -59,3 +60,10 @@ class MemoryStore:
 
     def list_sessions(self) -> list[SessionRecord]:
         return [rec for rec, _ in self._sessions.values()]
+
+    def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
+        """Return the entries whose text holds every word of ``query`` (a plain scan), at most ``limit``.
+
+        ``session`` limits the search to one session. O(all entries)."""
+        ids = [check_session_id(session)] if session is not None else [r.id for r in self.list_sessions()]
+        return scan(((sid, self.load_entries(sid)) for sid in ids), query, limit)

@@ -253,3 +253,32 @@ def test_a_loaded_session_adds_about_one_object_per_entry_for_the_cyclic_gc_to_w
     assert added <= 1.1 * n, f"{added / n:.1f} tracked objects per entry"
     assert not gc.is_tracked(loaded[0]) and not gc.is_tracked(loaded[0].message)
     assert gc.is_tracked(session.CustomEntry())  # a custom entry may hold anything: tracked
+
+
+# -- search, the same on every store ---------------------------------------------------
+
+
+def test_search_finds_every_word_across_sessions_and_branches(store):
+    assert isinstance(store, session.Store)
+    store.create_session("a")
+    store.create_session("b")
+    note = session.CustomEntry(id="n", parent_id="1", kind="note", data={"body": "a Fox in the data"})
+    store.append_entries("a", [msg("1", text="the quick brown fox"), msg("2", "1", text="lazy dog"), note])
+    store.append_entries("a", [msg("3", "1", text="Quick thinking, no FOX?")])  # a sibling branch of 2
+    store.append_entries("b", [msg("x", text="quick: fox jumps"), msg("y", "x", text="quickly foxes")])
+    hits = store.search("quick fox")
+    assert {(h.session_id, h.entry_id) for h in hits} == {("a", "1"), ("a", "3"), ("b", "x")}
+    h = next(h for h in hits if h.entry_id == "3")
+    assert h.snippet == "Quick thinking, no FOX?" and isinstance(h, session.Hit)
+    assert [(h.session_id, h.entry_id) for h in store.search("FOX", session="b")] == [("b", "x")]
+    assert {h.entry_id for h in store.search("fox data")} == {"n"}  # a custom entry's data is found
+    assert store.search("qui") == [] and store.search("") == [] and store.search("  ?! ") == []
+    assert len(store.search("fox", limit=2)) == 2
+    assert store.search("'\"*) OR NEAR(") == []  # query syntax is text, never an error
+
+
+def test_search_keeps_untrusted_text_as_text(store):
+    store.create_session("a")
+    store.append_entries("a", [msg("1", text="<script>alert(1)</script> payload")])
+    (h,) = store.search("payload")
+    assert h.snippet == "<script>alert(1)</script> payload"

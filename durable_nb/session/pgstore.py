@@ -1,0 +1,452 @@
+"""The PostgreSQL store: sessions shared by a team, across machines.
+
+Through psycopg 3 and a ``psycopg_pool`` connection pool (install
+``durable_nb[postgres]``). Two tables, created on first use when missing::
+
+    durable_sessions(id PRIMARY KEY, parent_id, created_at)
+    durable_entries(seq IDENTITY PRIMARY KEY, session, id, body JSONB, words TSVECTOR,
+                    UNIQUE (session, id))
+
+``body`` is the entry as the codec encodes it (the JSONL store's line, kept
+as JSONB); ``words`` indexes the entry's text for search (GIN). Rows are
+only ever inserted: an append is one transaction, idempotent per entry id,
+and ends with ``NOTIFY durable_nb`` (the session id) so other kernels can
+show new entries live (:meth:`PostgresStore.subscribe`). Two kernels on two
+machines appending to one session each insert their own rows, growing
+sibling branches (rule R14); nothing is overwritten.
+
+**The password never leaves this object.** The DSN is split on the way in:
+the password is handed to libpq as a separate parameter, and every message
+this store raises, and its ``repr``, carries the DSN with the password
+masked (``postgresql://ann:***@db/team``). Prefer ``PGPASSWORD`` or a
+``~/.pgpass`` file, which keep it out of the notebook altogether.
+
+Access (see ``docs/stores.md``): a role with ``SELECT`` only can open and
+inspect sessions; its append attempt raises one clear line.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import DurableError, SessionExists, SessionNotFound
+from .entry import Entry, now
+from .search import Hit, search_text, snippet, words
+from .sqlitestore import decode_rows
+from .store import SessionRecord, check_session_id
+
+CHANNEL = "durable_nb"
+MAX_WORD = 100  # longer "words" are not indexed (no one searches for them)
+MAX_INDEX_BYTES = 900_000  # PostgreSQL's tsvector holds at most 1 MB
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS durable_sessions (
+        id text PRIMARY KEY,
+        parent_id text NOT NULL DEFAULT '',
+        created_at text NOT NULL DEFAULT '')""",
+    """CREATE TABLE IF NOT EXISTS durable_entries (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session text NOT NULL REFERENCES durable_sessions(id),
+        id text NOT NULL,
+        body jsonb NOT NULL,
+        words tsvector NOT NULL,
+        UNIQUE (session, id))""",
+    "CREATE INDEX IF NOT EXISTS durable_entries_by_session ON durable_entries (session, seq)",
+    "CREATE INDEX IF NOT EXISTS durable_entries_words ON durable_entries USING gin (words)",
+]
+
+_APPEND = """
+INSERT INTO durable_entries (session, id, body, words)
+SELECT %(s)s, x.i, x.b::jsonb, array_to_tsvector(string_to_array(x.w, ' '))
+FROM unnest(%(ids)s::text[], %(bodies)s::text[], %(words)s::text[]) WITH ORDINALITY AS x(i, b, w, n)
+ORDER BY x.n
+ON CONFLICT (session, id) DO NOTHING
+"""
+
+_CONFLICTS = """
+SELECT e.id FROM durable_entries e
+JOIN unnest(%(ids)s::text[], %(bodies)s::text[]) AS x(i, b) ON e.id = x.i
+WHERE e.session = %(s)s AND e.body <> x.b::jsonb
+LIMIT 1
+"""
+
+
+def _psycopg():
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError as e:
+        raise DurableError(
+            f"the PostgreSQL store needs psycopg 3 and psycopg_pool ({e.name} is missing): "
+            "pip install 'durable_nb[postgres]'"
+        ) from None
+    return psycopg, psycopg_pool
+
+
+def split_dsn(dsn: str) -> tuple[str, str | None, str]:
+    """Return ``(conninfo without the password, the password or None, the DSN masked for messages)``.
+
+    ``dsn`` is a libpq URI (``postgresql://user:pw@host/db``) or key/value
+    string (``host=... password=...``). Raises :class:`DurableError` for a
+    DSN libpq cannot read; that message never holds the password.
+    """
+    psycopg, _ = _psycopg()
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error as e:
+        masked = _mask_unparsed(dsn)
+        raise DurableError(
+            f"cannot read the PostgreSQL DSN {masked}: {_mask_unparsed(' '.join(str(e).split()), dsn)} "
+            "(expected postgresql://user@host/dbname or 'host=... dbname=...')"
+        ) from None
+    password = params.pop("password", None)
+    password = str(password) if password is not None else None
+    return make_conninfo("", **params), password, mask(dsn, password)
+
+
+def mask(text: str, password: str | None) -> str:
+    """Return ``text`` with ``password`` (as given and URL-encoded) replaced by ``***``."""
+    if not password:
+        return text
+    from urllib.parse import quote, quote_plus
+
+    for form in sorted({password, quote(password, safe=""), quote_plus(password)}, key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text
+
+
+def _mask_unparsed(text: str, dsn: str | None = None) -> str:
+    """Mask what looks like a password in ``text`` when the DSN itself could not be parsed:
+    a URI's ``user:password@``, a ``password=`` pair, and any word of ``dsn`` after ``password=``."""
+    text = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
+    text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", text, flags=re.I)
+    if dsn:
+        for m in re.finditer(r"password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)", dsn, flags=re.I):
+            text = text.replace(m.group(1).strip("'"), "***")
+        m = re.search(r"://[^:/@\s]*:([^@\s]*)@", dsn)
+        if m and m.group(1):
+            text = text.replace(m.group(1), "***")
+    return text
+
+
+def index_words(entry: Entry) -> str:
+    """Return the words an entry is found by, distinct, space-separated, within PostgreSQL's tsvector limit."""
+    out, size, seen = [], 0, set()
+    for w in words(search_text(entry)):
+        if w in seen or len(w) > MAX_WORD:
+            continue
+        seen.add(w)
+        size += len(w.encode("utf-8")) + 8
+        if size > MAX_INDEX_BYTES:
+            break
+        out.append(w)
+    return " ".join(out)
+
+
+def _tsquery(query: str) -> str:
+    """Return a ``tsquery`` (for a ``::tsquery`` cast) matching every word of ``query``, each quoted."""
+    return " & ".join("'" + w.replace("\\", "\\\\").replace("'", "''") + "'" for w in words(query))
+
+
+class PostgresStore:
+    """A store of many sessions in a PostgreSQL database.
+
+    ``dsn`` is a libpq connection string or URI. ``pool_size`` caps the
+    connections this store opens (one is opened at once). Opening checks
+    the connection and creates the tables if they are missing (a role that
+    cannot create them can still use tables that exist). Raises
+    :class:`DurableError` for a DSN libpq cannot read, a server it cannot
+    reach, a refused login, or missing tables it may not create; messages
+    carry the DSN with its password masked (:attr:`dsn`).
+    """
+
+    def __init__(self, dsn: str, *, pool_size: int = 4, timeout: float = 10.0) -> None:
+        psycopg, psycopg_pool = _psycopg()
+        self._psycopg = psycopg
+        self._conninfo, self._password, self.dsn = split_dsn(dsn)
+        self._kwargs = {"password": self._password} if self._password is not None else {}
+        self._timeout = timeout
+        try:  # one direct attempt first: a wrong password or a missing server fails at once, clearly
+            psycopg.connect(self._conninfo, **self._kwargs, connect_timeout=max(1, int(timeout))).close()
+        except psycopg.Error as e:
+            raise DurableError(f"cannot connect to PostgreSQL at {self.dsn}: {self._line(e)}") from None
+        self._pool = psycopg_pool.ConnectionPool(
+            self._conninfo,
+            kwargs=dict(self._kwargs, connect_timeout=max(1, int(timeout))),
+            min_size=1,
+            max_size=max(1, pool_size),
+            open=True,
+            name="durable_nb",
+        )
+        self._listener: _Listener | None = None
+        self._lock = threading.Lock()
+        self._ensure_schema()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.dsn!r})"
+
+    def close(self) -> None:
+        """Close the pool and stop the notification listener."""
+        if self._listener is not None:
+            self._listener.stop()
+        self._pool.close()
+
+    # -- errors --------------------------------------------------------------------------
+
+    def _why(self) -> str:
+        """Return why a connection fails (one line, password masked), by trying one."""
+        try:
+            self._psycopg.connect(self._conninfo, **self._kwargs, connect_timeout=max(1, int(self._timeout))).close()
+        except self._psycopg.Error as e:
+            return self._line(e)
+        return "the connection pool timed out"
+
+    def _line(self, e: BaseException) -> str:
+        text = " ".join(str(e).split())
+        return mask(text, self._password)
+
+    def _error(self, e: BaseException, doing: str) -> DurableError:
+        """Return the one-line :class:`DurableError` for a database error while ``doing`` something."""
+        psycopg = self._psycopg
+        if isinstance(e, psycopg.errors.InsufficientPrivilege):
+            user = self._conninfo_user()
+            return DurableError(
+                f"cannot {doing}: the PostgreSQL role {user!r} has read-only access to the sessions at "
+                f"{self.dsn} ({self._line(e)}); ask for INSERT on durable_sessions and durable_entries"
+            )
+        if isinstance(e, psycopg.errors.UntranslatableCharacter | psycopg.errors.InvalidTextRepresentation):
+            return DurableError(
+                f"cannot {doing}: PostgreSQL's JSONB cannot hold this entry ({self._line(e)}); "
+                "NUL characters and NaN/Infinity numbers have no JSONB form"
+            )
+        return DurableError(f"cannot {doing} at {self.dsn}: {self._line(e)}")
+
+    def _conninfo_user(self) -> str:
+        import getpass
+
+        from psycopg.conninfo import conninfo_to_dict
+
+        return str(conninfo_to_dict(self._conninfo).get("user") or getpass.getuser())
+
+    def _run(self, doing: str, fn: Callable[[Any], Any]) -> Any:
+        """Run ``fn(connection)`` in one transaction; database errors become one-line :class:`DurableError`."""
+        psycopg = self._psycopg
+        try:
+            with self._pool.connection(timeout=self._timeout) as conn:
+                with conn.transaction():
+                    return fn(conn)
+        except psycopg.Error as e:
+            if type(e).__module__.startswith("psycopg_pool"):  # PoolTimeout: no connection could be made
+                raise DurableError(
+                    f"cannot {doing}: no connection to PostgreSQL at {self.dsn}: {self._why()}"
+                ) from None
+            raise self._error(e, doing) from None
+
+    def _ensure_schema(self) -> None:
+        def create(conn):
+            have = conn.execute(
+                "SELECT to_regclass('durable_sessions') IS NOT NULL AND to_regclass('durable_entries') IS NOT NULL"
+            ).fetchone()[0]
+            if have:
+                return
+            conn.execute("SELECT pg_advisory_xact_lock(7346152039)")  # two first openers: one creates
+            for statement in _SCHEMA:
+                conn.execute(statement)
+
+        self._run("create the durable_nb tables", create)
+
+    # -- the store contract ------------------------------------------------------------------
+
+    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+        """Create an empty session; raises ``SessionExists`` when the id is taken."""
+        check_session_id(id)
+        rec = SessionRecord(id, parent_id, now())
+
+        def insert(conn):
+            cur = conn.execute(
+                "INSERT INTO durable_sessions VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                (id, parent_id, rec.created_at),
+            )
+            return cur.rowcount
+
+        if not self._run(f"create session {id!r}", insert):
+            raise SessionExists(f"session {id!r} already exists in {self.dsn}")
+        return rec
+
+    def load_session(self, id: str) -> SessionRecord:
+        check_session_id(id)
+        row = self._run(
+            f"load session {id!r}",
+            lambda c: c.execute(
+                "SELECT id, parent_id, created_at FROM durable_sessions WHERE id = %s", (id,)
+            ).fetchone(),
+        )
+        if row is None:
+            raise SessionNotFound(f"no session {id!r} in {self.dsn}")
+        return SessionRecord(*row)
+
+    def load_entries(self, id: str) -> list[Entry]:
+        """Return the session's entries in append order. Raises ``SessionNotFound``.
+
+        Cost: one indexed query, O(entries)."""
+        check_session_id(id)
+
+        def read(conn):
+            if conn.execute("SELECT 1 FROM durable_sessions WHERE id = %s", (id,)).fetchone() is None:
+                return None
+            return conn.execute(
+                "SELECT id, body::text FROM durable_entries WHERE session = %s ORDER BY seq", (id,)
+            ).fetchall()
+
+        rows = self._run(f"load session {id!r}", read)
+        if rows is None:
+            raise SessionNotFound(f"no session {id!r} in {self.dsn}")
+        return decode_rows(rows, f"{self.dsn} session {id!r}")
+
+    def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
+        """Append entries in one transaction (all or nothing), then notify listeners.
+
+        Everything is encoded first (an unencodable entry writes nothing).
+        Idempotent: an entry whose id the session already holds with the
+        same content is skipped; the same id with other content raises
+        :class:`DurableError` and writes nothing. Raises ``SessionNotFound``;
+        a read-only role gets a one-line :class:`DurableError`.
+        Cost: one round trip for the batch.
+        """
+        from .codec import encode_line
+
+        check_session_id(id)
+        if not entries:
+            return
+        args = {
+            "s": id,
+            "ids": [e.id for e in entries],
+            "bodies": [encode_line(e)[:-1].decode("utf-8") for e in entries],
+            "words": [index_words(e) for e in entries],
+        }
+
+        def insert(conn):
+            if conn.execute("SELECT 1 FROM durable_sessions WHERE id = %s", (id,)).fetchone() is None:
+                return "missing"
+            conn.execute(_APPEND, args)
+            clash = conn.execute(_CONFLICTS, args).fetchone()
+            if clash is not None:
+                raise _Clash(clash[0])
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, id))
+            return None
+
+        try:
+            if self._run(f"append to session {id!r}", insert) == "missing":
+                raise SessionNotFound(f"no session {id!r} in {self.dsn}")
+        except _Clash as c:
+            raise DurableError(
+                f"session {id!r} already holds an entry {c.args[0]!r} with other content; nothing was appended"
+            ) from None
+
+    def list_sessions(self) -> list[SessionRecord]:
+        """Return every session's record, oldest first."""
+        rows = self._run(
+            "list sessions",
+            lambda c: c.execute(
+                "SELECT id, parent_id, created_at FROM durable_sessions ORDER BY created_at, id"
+            ).fetchall(),
+        )
+        return [SessionRecord(*r) for r in rows]
+
+    def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
+        """Return the entries whose text holds every word of ``query`` (full-text search over a GIN
+        index), in append order, at most ``limit``. ``session`` limits it to one session."""
+        q = _tsquery(query)
+        if not q:
+            return []
+        sql = "SELECT session, id, body::text FROM durable_entries WHERE words @@ %s::tsquery"
+        args: list[Any] = [q]
+        if session is not None:
+            sql += " AND session = %s"
+            args.append(check_session_id(session))
+        sql += " ORDER BY seq LIMIT %s"
+        args.append(limit)
+        rows = self._run("search", lambda c: c.execute(sql, args).fetchall())
+        qw = words(query)
+        out = []
+        for sid, eid, body in rows:
+            (e,) = decode_rows([(eid, body)], f"{self.dsn} session {sid!r}")
+            out.append(Hit(sid, eid, e.created_at, snippet(search_text(e), qw)))
+        return out
+
+    # -- live updates -----------------------------------------------------------------------
+
+    def subscribe(self, session_id: str, callback: Callable[[str], object]) -> Callable[[], None]:
+        """Call ``callback(session_id)`` (from a background thread) after each append to that session,
+        by any process on any machine; return a function that unsubscribes.
+
+        One listening connection per store, opened on the first subscription
+        (``LISTEN durable_nb``) and re-opened after a lost connection. A
+        callback must be quick and thread-safe (hand the work to the main
+        thread); its exceptions are swallowed.
+        """
+        check_session_id(session_id)
+        with self._lock:
+            if self._listener is None:
+                self._listener = _Listener(self)
+            listener = self._listener
+        return listener.add(session_id, callback)
+
+
+class _Clash(Exception):
+    """An entry id already stored with other content (raised inside the transaction to roll it back)."""
+
+
+class _Listener:
+    """The thread behind :meth:`PostgresStore.subscribe`."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+        self.callbacks: dict[str, list[Callable[[str], object]]] = {}
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="durable_nb-listen", daemon=True)
+        self.thread.start()
+        self.ready.wait(self.store._timeout)
+
+    def add(self, session_id: str, callback: Callable[[str], object]) -> Callable[[], None]:
+        with self.lock:
+            self.callbacks.setdefault(session_id, []).append(callback)
+
+        def remove() -> None:
+            with self.lock:
+                cbs = self.callbacks.get(session_id, [])
+                if callback in cbs:
+                    cbs.remove(callback)
+
+        return remove
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        psycopg = self.store._psycopg
+        while not self.stopped.is_set():
+            try:
+                with psycopg.connect(self.store._conninfo, **self.store._kwargs, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self.ready.set()
+                    while not self.stopped.is_set():
+                        for n in conn.notifies(timeout=0.5):
+                            with self.lock:
+                                cbs = list(self.callbacks.get(n.payload, ()))
+                            for cb in cbs:
+                                try:
+                                    cb(n.payload)
+                                except Exception:
+                                    pass
+            except psycopg.Error:
+                self.ready.set()
+                self.stopped.wait(1.0)  # the server went away: try again shortly

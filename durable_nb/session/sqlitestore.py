@@ -1,0 +1,300 @@
+"""The SQLite store: many sessions in one database file, with full-text search.
+
+For one machine with many kernels (JupyterHub on one host, several
+notebooks on a laptop) and for searching every session at once. Standard
+library ``sqlite3`` in WAL mode; two tables and an index::
+
+    sessions(id PRIMARY KEY, parent_id, created_at)
+    entries(session, id, body, PRIMARY KEY (session, id))   -- append order = rowid
+    entries_fts USING fts5(text)                            -- rowid = entries.rowid
+
+``body`` is the entry exactly as a JSONL log line holds it (the codec's
+:func:`~durable_nb.session.codec.encode_line` without the newline), so a
+session moves between the stores losslessly. Rows are only ever inserted.
+
+SQLite's locking needs a local file system: on NFS, SMB/CIFS, sshfs and
+similar, WAL mode can corrupt the database. Opening a database there is
+refused (the file system type is read from ``/proc/mounts``; where that file
+does not exist, e.g. macOS, nothing can be checked: keep the file on a local
+disk, or use :class:`~durable_nb.session.PostgresStore` to share sessions
+between machines).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import DurableError, SessionExists, SessionNotFound
+from .codec import decode, decode_lines, encode_line
+from .entry import Entry, now
+from .search import Hit, search_text, snippet, words
+from .store import SessionRecord, check_session_id
+
+# File system types on which SQLite's locks (and WAL's shared memory) are unsafe.
+NETWORK_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb",
+        "smb3",
+        "smbfs",
+        "ncpfs",
+        "afs",
+        "9p",
+        "fuse.sshfs",
+        "fuse.s3fs",
+        "fuse.gcsfuse",
+        "fuse.rclone",
+        "fuse.glusterfs",
+        "glusterfs",
+        "fuse.davfs",
+        "davfs",
+    }
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    parent_id TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS entries (
+    session TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session, id)
+);
+CREATE INDEX IF NOT EXISTS entries_by_session ON entries(session);
+CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2');
+"""
+
+
+def filesystem_type(path: str | os.PathLike[str], mounts: str | None = None) -> str | None:
+    """Return the type of the file system holding ``path`` (``"ext4"``, ``"nfs4"``, ...), or ``None``
+    when it cannot be told (no ``/proc/mounts``).
+
+    ``mounts`` is the text of ``/proc/mounts`` (read when ``None``); the
+    mount point that is the longest prefix of ``path``'s resolved folder
+    wins. O(mounts).
+    """
+    if mounts is None:
+        try:
+            mounts = Path("/proc/mounts").read_text()
+        except OSError:
+            return None
+    p = os.path.realpath(path)
+    best, kind = -1, None
+    for line in mounts.splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        point = parts[1].replace("\\040", " ").replace("\\011", "\t").replace("\\134", "\\")
+        if (p == point or p.startswith(point.rstrip("/") + "/")) and len(point) > best:
+            best, kind = len(point), parts[2]
+    return kind
+
+
+def check_local(path: str | os.PathLike[str], mounts: str | None = None) -> None:
+    """Raise :class:`DurableError` when ``path`` is on a network file system (see :data:`NETWORK_FS`)."""
+    kind = filesystem_type(path, mounts)
+    if kind in NETWORK_FS:
+        raise DurableError(
+            f"{path} is on a {kind} network file system, where SQLite's locking is unsafe "
+            "(the database can be corrupted): keep the SQLite file on a local disk, "
+            "or share sessions through PostgreSQL (postgresql://...)"
+        )
+
+
+def _fts_query(query: str) -> str:
+    """Return an FTS5 query that matches every word of ``query`` (each quoted, so nothing is syntax)."""
+    return " ".join('"' + w.replace('"', '""') + '"' for w in words(query))
+
+
+class SqliteStore:
+    """A store of many sessions in the SQLite database ``path`` (created, with its folder, if missing).
+
+    Opening refuses a database on a network file system (see the module
+    docs). ``fsync=True`` syncs every commit to disk (survives power loss);
+    without it a committed append survives the process being killed, as
+    in the JSONL store. One connection per store object, shared by its
+    threads under a lock; other processes open their own and wait up to
+    ``timeout`` seconds for a writer's lock.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False, timeout: float = 30.0) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_local(self.path.parent)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            with self._write():
+                for statement in _SCHEMA.split(";\n"):
+                    if statement.strip():
+                        self._db.execute(statement)
+        except sqlite3.DatabaseError as e:
+            raise DurableError(f"cannot open the SQLite store {self.path}: {e}") from None
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self.path)!r})"
+
+    def close(self) -> None:
+        """Close the connection (the store cannot be used afterwards)."""
+        self._db.close()
+
+    def _write(self):
+        return _Transaction(self)
+
+    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+        """Create an empty session; raises ``SessionExists`` when the id is taken (atomic across processes)."""
+        check_session_id(id)
+        rec = SessionRecord(id, parent_id, now())
+        try:
+            with self._write():
+                self._db.execute("INSERT INTO sessions VALUES (?, ?, ?)", (id, parent_id, rec.created_at))
+        except sqlite3.IntegrityError:
+            raise SessionExists(f"session {id!r} already exists in {self.path}") from None
+        return rec
+
+    def load_session(self, id: str) -> SessionRecord:
+        check_session_id(id)
+        with self._lock:
+            row = self._db.execute("SELECT id, parent_id, created_at FROM sessions WHERE id = ?", (id,)).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session {id!r} in {self.path}")
+        return SessionRecord(*row)
+
+    def load_entries(self, id: str) -> list[Entry]:
+        """Return the session's entries in append order, decoded as the JSONL store decodes its lines.
+
+        Raises ``SessionNotFound``; a row that does not decode raises
+        :class:`~durable_nb.errors.CorruptLog` naming the session and entry.
+        Cost: one indexed read, O(entries).
+        """
+        check_session_id(id)
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                found = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (id,)).fetchone()
+                rows = self._db.execute(
+                    "SELECT id, body FROM entries WHERE session = ? ORDER BY rowid", (id,)
+                ).fetchall()
+            finally:
+                self._db.execute("COMMIT")
+        if found is None:
+            raise SessionNotFound(f"no session {id!r} in {self.path}")
+        return decode_rows(rows, f"{self.path} session {id!r}")
+
+    def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
+        """Append entries in one transaction (all or nothing).
+
+        Everything is encoded first (an unencodable entry writes nothing).
+        Idempotent: an entry whose id the session already holds with the
+        same content is skipped (a retried append); the same id with other
+        content raises :class:`DurableError` and writes nothing. Raises
+        ``SessionNotFound``. Cost: O(size of the new entries) plus an index
+        update each.
+        """
+        check_session_id(id)
+        rows = [(e.id, encode_line(e)[:-1].decode("utf-8"), search_text(e)) for e in entries]
+        with self._write():
+            if self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (id,)).fetchone() is None:
+                raise SessionNotFound(f"no session {id!r} in {self.path}")
+            for eid, body, text in rows:
+                cur = self._db.execute("INSERT OR IGNORE INTO entries VALUES (?, ?, ?)", (id, eid, body))
+                if cur.rowcount:
+                    self._db.execute("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+                    continue
+                (old,) = self._db.execute("SELECT body FROM entries WHERE session = ? AND id = ?", (id, eid)).fetchone()
+                if old != body:
+                    raise DurableError(
+                        f"session {id!r} already holds an entry {eid!r} with other content; nothing was appended"
+                    )
+
+    def list_sessions(self) -> list[SessionRecord]:
+        """Return every session's record, oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, parent_id, created_at FROM sessions ORDER BY created_at, id").fetchall()
+        return [SessionRecord(*r) for r in rows]
+
+    def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
+        """Return the entries whose text holds every word of ``query`` (FTS5), in append order, at most ``limit``.
+
+        ``session`` limits the search to one session. An empty query finds
+        nothing. Cost: an FTS5 lookup plus decoding the hits.
+        """
+        q = _fts_query(query)
+        if not q:
+            return []
+        sql = (
+            "SELECT e.session, e.id, e.body FROM entries_fts f JOIN entries e ON e.rowid = f.rowid "
+            "WHERE entries_fts MATCH ?"
+        )
+        args: list = [q]
+        if session is not None:
+            sql += " AND e.session = ?"
+            args.append(check_session_id(session))
+        sql += " ORDER BY e.rowid LIMIT ?"
+        args.append(limit)
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        qw = words(query)
+        out = []
+        for sid, eid, body in rows:
+            (e,) = decode_rows([(eid, body)], f"{self.path} session {sid!r}")
+            out.append(Hit(sid, eid, e.created_at, snippet(search_text(e), qw)))
+        return out
+
+
+class _Transaction:
+    """``with``: hold the store's lock inside ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        self.store._lock.acquire()
+        try:
+            self.store._db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.store._lock.release()
+            raise
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self.store._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            self.store._lock.release()
+
+
+def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:
+    """Return the entries of ``(entry id, JSON text)`` rows, in order.
+
+    One msgspec pass over all of them when they are in the strict layout;
+    else each is decoded on its own (:func:`~durable_nb.session.codec.decode`),
+    and one that does not decode raises :class:`~durable_nb.errors.CorruptLog`
+    naming ``where`` and the entry id. O(size).
+    """
+    from ..errors import CorruptLog
+    from .codec import DecodeError
+
+    if not rows:
+        return []
+    entries = decode_lines("\n".join(body for _, body in rows).encode("utf-8"))
+    if entries is not None and len(entries) == len(rows):
+        return entries
+    out = []
+    for eid, body in rows:
+        try:
+            out.append(decode(json.loads(body)))
+        except (ValueError, DecodeError) as e:
+            raise CorruptLog(f"{where}: entry {eid!r} does not decode ({e})") from None
+    return out
