@@ -119,7 +119,9 @@ def run_notebook(
     ``JPY_SESSION_NAME`` naming the notebook (see :func:`kernel_env`). Each
     code cell's metadata and id reach the kernel in its execute request (see
     :func:`request_metadata`), and so does the notebook's session id
-    (``metadata.durable_nb``) when it keeps one. Cells run in order; a cell that takes longer
+    (``metadata.durable_nb``) when it keeps one. No widget state is saved
+    (``metadata.widgets`` stays absent, as with JupyterLab's default): a widget
+    output keeps its static fallback for renderers with no kernel. Cells run in order; a cell that takes longer
     than ``timeout`` seconds fails. The file at ``path`` is not modified.
 
     Raises :class:`NotebookError` naming the first failing cell (index, id,
@@ -134,6 +136,10 @@ def run_notebook(
         nb,
         timeout=timeout,
         record_timing=False,  # as JupyterLab's default; keeps cell metadata as it was
+        # As JupyterLab's default: no widget state in the notebook, so static renderers show each
+        # widget output's text/html fallback (see durable_nb.share.fallback) instead of trying to
+        # run the widget from a CDN, and GitHub accepts the file (no `metadata.widgets` at all).
+        store_widget_state=False,
         kernel_name=kernel_name or nb.metadata.get("kernelspec", {}).get("name", "python3"),
         resources={"metadata": {"path": str(workdir)}},
     )

@@ -39,6 +39,7 @@ import traitlets
 
 from .errors import DurableError
 from .session import CompactionEntry, CustomEntry, Entry, MessageEntry, codec, display_text, model_view, transcript_view
+from .share import fallback
 
 PREVIEW_CHARS = 160  # characters of text a tree row carries
 DATA_CHARS = 4000  # characters of a custom entry's data shown in a view
@@ -171,6 +172,53 @@ def _last_within(items: list, encode: Any, limit: int) -> list[dict[str, Any]]:
     return out
 
 
+def agent_row(agent: Any, e: Entry) -> dict[str, Any]:
+    """Return :func:`row` for entry ``e`` of ``agent``, with what a compaction elides.
+
+    A compaction's ``elided`` range is the entries on its path before its
+    ``first_kept_id`` (all of them if that id is not on the path).
+    O(size of ``e``), plus O(depth) for a compaction.
+    """
+    elided = None
+    if isinstance(e, CompactionEntry):
+        before = agent.path(e.parent_id) if e.parent_id else []
+        ids = [x.id for x in before]
+        cut = ids.index(e.first_kept_id) if e.first_kept_id in ids else len(ids)
+        if cut:
+            elided = (ids[0], ids[cut - 1], cut)
+    return row(e, elided)
+
+
+def views_at(
+    path: list[Entry], at: str, following_leaf: bool, limit: int, session_id: str = ""
+) -> tuple[dict[str, Any], str]:
+    """Return the ``views`` value at entry ``at`` (``path`` is its root-to-``at`` path) and an
+    error (``""``, or why ``at`` is unknown: it is not empty but ``path`` is).
+
+    Keys: ``at``, ``following_leaf``, ``depth``, ``model`` and ``transcript``
+    (each view's last ``limit`` items within about ``limit * CHARS_PER_ITEM``
+    characters), ``model_total`` and ``transcript_total`` (how many there
+    are), ``entry`` (the full entry at ``at``, blobs elided, or ``None``).
+    O(len(path)) + O(limit).
+    """
+    error = f"no entry {at!r} in session {session_id!r}" if at and not path else ""
+    limit = max(1, limit)
+    source = {id(e.message): e.id for e in path if isinstance(e, MessageEntry)}
+    model = model_view(path)
+    transcript = transcript_view(path)
+    views = {
+        "at": at,
+        "following_leaf": following_leaf,
+        "depth": len(path),
+        "model": _last_within(model, lambda m: _view_message(m, source.get(id(m), "")), limit),
+        "model_total": len(model),
+        "transcript": _last_within(transcript, _view_entry, limit),
+        "transcript_total": len(transcript),
+        "entry": _elide_blobs(codec.encode(path[-1])) if path else None,
+    }
+    return views, error
+
+
 _open: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
 
 
@@ -253,14 +301,7 @@ class SessionWidget(anywidget.AnyWidget):
             self._update_views()
 
     def _row(self, e: Entry) -> dict[str, Any]:
-        elided = None
-        if isinstance(e, CompactionEntry):
-            before = self.agent.path(e.parent_id) if e.parent_id else []
-            ids = [x.id for x in before]
-            cut = ids.index(e.first_kept_id) if e.first_kept_id in ids else len(ids)
-            if cut:
-                elided = (ids[0], ids[cut - 1], cut)
-        return row(e, elided)
+        return agent_row(self.agent, e)
 
     @traitlets.observe("selected_id", "view_limit")
     def _selection_changed(self, _change: dict) -> None:
@@ -275,29 +316,28 @@ class SessionWidget(anywidget.AnyWidget):
             self.views, self.error = self._views_at(*key)
 
     def _views_at(self, at: str, following_leaf: bool, limit: int) -> tuple[dict[str, Any], str]:
-        """Return the ``views`` value at entry ``at`` and an error (``""``, or why ``at`` is unknown).
+        """Return :func:`views_at` for entry ``at`` of the agent. O(depth of ``at``) + O(limit)."""
+        return views_at(self.agent.path(at) if at else [], at, following_leaf, limit, self.agent.session_id)
 
-        Each view holds its last ``limit`` items within about ``limit *
-        CHARS_PER_ITEM`` characters; ``*_total`` says how many there are.
-        O(depth of ``at``) + O(limit).
-        """
-        path = self.agent.path(at) if at else []
-        error = f"no entry {at!r} in session {self.agent.session_id!r}" if at and not path else ""
-        limit = max(1, limit)
-        source = {id(e.message): e.id for e in path if isinstance(e, MessageEntry)}
-        model = model_view(path)
-        transcript = transcript_view(path)
-        views = {
-            "at": at,
-            "following_leaf": following_leaf,
-            "depth": len(path),
-            "model": _last_within(model, lambda m: _view_message(m, source.get(id(m), "")), limit),
-            "model_total": len(model),
-            "transcript": _last_within(transcript, _view_entry, limit),
-            "transcript_total": len(transcript),
-            "entry": _elide_blobs(codec.encode(path[-1])) if path else None,
-        }
-        return views, error
+    def _static_state(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("session_id", "base", "tail", "leaf_id", "views")}
+
+    def __repr__(self) -> str:
+        return f"SessionWidget({fallback.header(self._static_state())})"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """Return the widget view plus a static fallback: ``text/html`` (the tree and both
+        views, escaped, no script; see :mod:`durable_nb.share.fallback`) and a ``text/plain``
+        summary. JupyterLab and Notebook 7 draw the widget; a renderer with no kernel or
+        widget manager (nbconvert, nbviewer, GitHub) shows the fallback. The fallback is the
+        session as it was when the output was displayed. O(n) for the tree layout."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        state = self._static_state()
+        data = {**data, "text/plain": fallback.text(state), "text/html": fallback.html(state)}
+        return data, metadata
 
     def _on_request(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Handle ``{"action": "branch", "id": ...}``: move the leaf there, follow it, sync back."""

@@ -84,3 +84,43 @@ def long_agent(n: int, branch_every: int = 50) -> durable.Agent:
     if batch:
         a.append(*batch)
     return a
+
+
+EVIL = '<img src="http://evil.test/x.png" onerror="window.__pwned=1"><script>window.__pwned=1</script>"\'&'
+
+
+def hostile_agent() -> durable.Agent:
+    """Return an agent where every string a page shows is hostile HTML (:data:`EVIL`): message
+    text, origins, tool names, ids and arguments, an image's and a file's mime type and name, a
+    custom entry's kind and fields, a compaction summary, and a branch. The session id is safe
+    (stores refuse others); the pure renderers' tests give them a hostile one directly."""
+    a = durable.Agent(model=lambda messages: f"Reply {EVIL}", store=MemoryStore(), session_id="hostile")
+    a.run(durable.meta(f"meta {EVIL}", origin=f"cell:{EVIL}"), durable.text(f"Question {EVIL}")).wait()
+    call = ai.ToolCall(f"call{EVIL}", f"tool{EVIL}", {EVIL: [EVIL, {"url": "http://evil.test/"}]})
+    msg = ai.Message(
+        role="assistant",
+        content=[
+            ai.Text(f"Calling {EVIL}"),
+            call,
+            ai.Image(data=b"\x89PNG....", mime_type=f"image/png{EVIL}"),
+            ai.File(data=b"x", mime_type=EVIL, name=EVIL),
+        ],
+        origin=f"agent:{EVIL}",
+        model=EVIL,
+    )
+    result = ai.Message(
+        role="tool_result",
+        content=[ai.Text(f"Result {EVIL}"), ai.Reminder(f"Reminder {EVIL}")],
+        tool_call_id=call.id,
+        tool_name=call.name,
+        is_error=True,
+    )
+    first, second = a.append(MessageEntry(message=msg), MessageEntry(message=result))
+    a.append(CustomEntry(kind=f"kind{EVIL}", data={EVIL: EVIL, "nested": {"html": EVIL}}))
+    a.run(f"More {EVIL}").wait()
+    a.branch(first.id)
+    a.run(f"Branch {EVIL}").wait()
+    a.compact(keep_turns=1)  # its summary is the model's hostile reply
+    a.run(durable.ephemeral(f"Ephemeral {EVIL}", origin=f"cell:{EVIL}"), durable.text(f"Last {EVIL}")).wait()
+    a.ids = {"call": first.id, "result": second.id}
+    return a

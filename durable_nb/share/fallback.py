@@ -1,0 +1,333 @@
+"""The static fallback of a session widget: HTML that needs no kernel and no script.
+
+    from durable_nb.share import fallback
+    fallback.html(state)    # the tree, active path, branch markers; model and transcript views
+    fallback.text(state)    # a few lines for text/plain
+
+``state`` is what :class:`~durable_nb.widget.SessionWidget` syncs (``session_id``,
+``base`` + ``tail`` rows, ``leaf_id``, ``views``), so the static page shows
+exactly the rows and views the live widget draws, computed once by the widget
+module (:func:`~durable_nb.widget.row`, :func:`~durable_nb.widget.views_at`).
+Nothing here runs script, loads a URL or trusts a string: every value from the
+session goes through :func:`html.escape`; the only markup is this module's own
+(tables, ``<details>``, ``<code>``, inline styles that renderers may strip).
+Sizes are bounded: the tree shows its first and last :data:`ROWS` lines with a
+count of the rest, a view shows what the widget's ``views`` hold (its last
+items, with a count of the earlier ones), a text block at most
+:data:`TEXT_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+ROWS = 30  # tree lines shown at each end of a big session
+TEXT_CHARS = 4000  # characters of one text block shown
+MAX_INDENT = 16  # deeper branches are drawn at this indent (as in the widget)
+PLAIN_LINES = 6  # transcript lines in text/plain
+
+_MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
+_PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0"
+
+
+def _e(value: Any) -> str:
+    """Return ``value`` as escaped HTML text (quotes included)."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _short(entry_id: str) -> str:
+    return entry_id[:8] if entry_id else "—"
+
+
+def _clip(text: str, limit: int = TEXT_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def rows_of(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the widget state's rows (``base`` then ``tail``), in append order."""
+    return [*state.get("base", []), *state.get("tail", [])]
+
+
+def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
+    """Return the tree as ``(row, depth, mark)`` lines, in the order the widget draws them.
+
+    Depth-first from each root in log order: a single durable child continues
+    at the same depth (``"cont"``), several each start a branch one level in
+    (``"branch"``), ephemeral children hang one level in right under their
+    parent (``"eph"``). Orphans and cycle members become roots; with a
+    duplicate id the first row keeps it (as in ``widget.js``). O(n).
+    """
+    by_id: dict[str, dict[str, Any]] = {}
+    kids: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["id"] in by_id:
+            continue
+        by_id[r["id"]] = r
+        if r.get("parent_id"):
+            kids.setdefault(r["parent_id"], []).append(r)
+    out: list[tuple[dict[str, Any], int, str]] = []
+    seen: set[str] = set()
+
+    def walk(root: dict[str, Any]) -> None:
+        stack = [(root, 0, "root")]
+        while stack:
+            r, depth, mark = stack.pop()
+            if r["id"] in seen:
+                continue
+            seen.add(r["id"])
+            out.append((r, depth, mark))
+            children = kids.get(r["id"], [])
+            durable = [k for k in children if k.get("injected") != "ephemeral"]
+            eph = [k for k in children if k.get("injected") == "ephemeral"]
+            if len(durable) == 1:
+                stack.append((durable[0], depth, "cont"))
+            else:
+                stack.extend((k, depth + 1, "branch") for k in reversed(durable))
+            stack.extend((k, depth + 1, "eph") for k in reversed(eph))
+
+    firsts = [r for r in rows if by_id.get(r["id"]) is r]
+    for r in firsts:
+        if not r.get("parent_id") or r["parent_id"] not in by_id:
+            walk(r)
+    for r in firsts:
+        if r["id"] not in seen:
+            walk(r)  # a cycle: cut at its first row in log order
+    return out
+
+
+def marks(rows: list[dict[str, Any]], leaf_id: str) -> tuple[list[str], set[str], dict[str, int]]:
+    """Return the active path's ids (root first), the ids the latest compaction on it elides,
+    and ``{id: number of durable children}`` for every branch point. O(n)."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        by_id.setdefault(r["id"], r)
+    path: list[str] = []
+    cur = by_id.get(leaf_id)
+    while cur is not None and cur["id"] not in path:
+        path.append(cur["id"])
+        cur = by_id.get(cur.get("parent_id") or "")
+    path.reverse()
+    elided: set[str] = set()
+    for i in range(len(path) - 1, -1, -1):
+        r = by_id[path[i]]
+        if r.get("type") == "compaction":
+            n = r["elides"][2] if r.get("elides") else 0
+            elided.update(path[: min(n, i)])
+            break
+    durable_kids: dict[str, int] = {}
+    for r in by_id.values():
+        if r.get("parent_id") and r.get("injected") != "ephemeral":
+            durable_kids[r["parent_id"]] = durable_kids.get(r["parent_id"], 0) + 1
+    return path, elided, {k: n for k, n in durable_kids.items() if n > 1}
+
+
+def _badge(text: str) -> str:
+    return f'<code style="{_MONO}">[{_e(text)}]</code>'
+
+
+def _label(r: dict[str, Any]) -> str:
+    if r.get("type") == "message":
+        return r.get("role", "")
+    if r.get("type") == "custom":
+        return f"custom · {r.get('kind') or '?'}"
+    return r.get("type", "")
+
+
+def _injection(d: dict[str, Any]) -> str:
+    inj = d.get("injected")
+    if not inj:
+        return ""
+    return _badge(f"{inj} · {d['origin']}" if d.get("origin") else inj)
+
+
+def _tree_line(
+    r: dict[str, Any], depth: int, mark: str, leaf: str, active: set[str], elided: set[str], branches
+) -> str:
+    on = r["id"] in active
+    lead = {"branch": "└ ", "eph": "┄ "}.get(mark, "")
+    glyph = "│ " * min(depth - bool(lead), MAX_INDENT) + lead
+    glyph += "●" if on else "○"
+    badges = [_injection(r)]
+    if r["id"] == leaf:
+        badges.append(_badge("leaf"))
+    if r["id"] in branches:
+        badges.append(_badge(f"{branches[r['id']]} branches"))
+    if r["id"] in elided:
+        badges.append(_badge("elided by compaction"))
+    if depth > MAX_INDENT:
+        badges.append(_badge(f"depth {depth}"))
+    if r.get("tools"):
+        badges.append(_badge("calls " + ", ".join(map(str, r["tools"]))))
+    if r.get("tool_call_id"):
+        badges.append(_badge("result · error" if r.get("is_error") else "result"))
+    if r.get("reminders"):
+        badges.append(_badge(f"+{r['reminders']} reminder"))
+    if r.get("attachments"):
+        badges.append(_badge(", ".join(map(str, r["attachments"]))))
+    text = r.get("preview", "")
+    if r.get("type") == "compaction":
+        el = r.get("elides")
+        span = f"elides {el[2]} entries {_short(el[0])}…{_short(el[1])}" if el else "elides nothing"
+        text = f"{span} · ~{r.get('tokens_before') or 0} tokens · {text}"
+    label = _e(_label(r))
+    label = f"<b>{label}</b>" if on else label
+    return (
+        f'<tr data-id="{_e(r["id"])}" title="{_e(r["id"])} · {_e(r.get("created_at", ""))}">'
+        f'<td style="white-space:pre;{_MONO}">{_e(glyph)}</td>'
+        f"<td>{label} {' '.join(b for b in badges if b)}</td>"
+        f"<td>{_e(text)}</td></tr>"
+    )
+
+
+def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS) -> str:
+    """Return the tree as an HTML table: first and last ``limit`` lines, a count of the rest.
+
+    Active-path rows are bold with ``●`` (others ``○``); the leaf, branch
+    points, injected entries, compaction ranges, tool calls and results carry
+    text badges. O(n) to lay out, O(limit) to draw.
+    """
+    lines = layout(rows)
+    path, elided, branches = marks(rows, leaf_id)
+    active = set(path)
+    shown = lines if len(lines) <= 2 * limit else lines[:limit] + [None] + lines[-limit:]
+    body = []
+    for line in shown:
+        if line is None:
+            body.append(f'<tr><td colspan="3"><i>… {len(lines) - 2 * limit} more entries not shown …</i></td></tr>')
+        else:
+            body.append(_tree_line(*line, leaf_id, active, elided, branches))
+    return f'<table class="dnb-static-tree">{"".join(body)}</table>'
+
+
+def blocks_html(blocks: list[dict[str, Any]], for_model: bool) -> str:
+    """Return content blocks (as the codec encodes them) as escaped HTML.
+
+    Text as pre-wrapped text (at most :data:`TEXT_CHARS` characters);
+    reminder blocks marked (``model only`` in the model view); tool calls as
+    name, id and JSON arguments; thinking in a closed ``<details>``; images
+    and files as a one-line description (never fetched or decoded).
+    """
+    out = []
+    for b in blocks or []:
+        t = b.get("type")
+        if t == "text":
+            out.append(f'<div style="{_PRE}">{_e(_clip(b.get("text", "")))}</div>')
+        elif t == "reminder":
+            tag = "reminder block · model only" if for_model else "reminder block"
+            out.append(f'<div>{_badge(tag)}<div style="{_PRE}">{_e(_clip(b.get("text", "")))}</div></div>')
+        elif t == "tool_call":
+            args = json.dumps(b.get("arguments") or {}, ensure_ascii=False, indent=2, default=str)
+            call = _badge(f"tool call · {b.get('name', '')} · {b.get('id', '')}")
+            out.append(f'<div>{call}<pre style="{_PRE}">{_e(_clip(args))}</pre></div>')
+        elif t == "thinking":
+            text = b.get("text") or ("(redacted)" if b.get("redacted") else "")
+            out.append(f'<details><summary>thinking</summary><div style="{_PRE}">{_e(_clip(text))}</div></details>')
+        else:
+            size = f", {b['bytes']} bytes" if b.get("bytes") is not None else ""
+            name = f" {b['name']}" if b.get("name") else ""
+            mime = b.get("mime_type") or ""
+            out.append(f"<div>{_e(f'[{t}{name} {mime}{size}] (not displayed)')}</div>")
+    return "".join(out)
+
+
+def _earlier(shown: int, total: int) -> str:
+    return f"<p><i>{total - shown} earlier not shown</i></p>" if total > shown else ""
+
+
+def model_html(views: dict[str, Any]) -> str:
+    """Return the model view items of ``views`` as HTML cards (numbered as in the whole view)."""
+    items = views.get("model") or []
+    total = views.get("model_total") or len(items)
+    out = [_earlier(len(items), total)]
+    for i, m in enumerate(items, start=total - len(items) + 1):
+        head = [f"<b>{i} {_e(m.get('role', ''))}</b>", _injection(m)]
+        if not m.get("entry_id"):
+            synth = str(m.get("origin") or "").startswith("compaction:")
+            head.append(_badge("compaction summary" if synth else "synthesized"))
+        elif not m.get("injected") and m.get("origin"):
+            head.append(_badge(m["origin"]))
+        if m.get("tool_call_id"):
+            head.append(_badge(f"result for {m['tool_call_id']}" + (" · error" if m.get("is_error") else "")))
+        if m.get("entry_id"):
+            head.append(f'<code style="{_MONO}">{_e(_short(m["entry_id"]))}</code>')
+        out.append(_card(" ".join(h for h in head if h), blocks_html(m.get("content") or [], True)))
+    return "".join(out)
+
+
+def transcript_html(views: dict[str, Any]) -> str:
+    """Return the transcript view items of ``views`` as HTML cards."""
+    items = views.get("transcript") or []
+    total = views.get("transcript_total") or len(items)
+    out = [_earlier(len(items), total)]
+    for t in items:
+        kind = t.get("type")
+        label = t.get("role") if kind == "message" else f"custom · {t.get('kind')}" if kind == "custom" else kind
+        head = f'<b>{_e(label)}</b> <code style="{_MONO}">{_e(_short(t.get("id", "")))}</code>'
+        if kind == "custom":
+            body = f'<pre style="{_PRE}">{_e(t["data"])}</pre>' if t.get("data") else ""
+        elif t.get("text"):
+            text = f"Summary: {t['text']}" if kind == "compaction" else t["text"]
+            body = f'<div style="{_PRE}">{_e(_clip(text))}</div>'
+        else:
+            body = "<i>(no text)</i>"
+        out.append(_card(head, body))
+    if not items:
+        out.append("<p><i>Nothing for a reader here.</i></p>")
+    return "".join(out)
+
+
+def _card(head: str, body: str) -> str:
+    return f'<div style="border-left:3px solid #8888;padding:2px 8px;margin:6px 0"><div>{head}</div>{body}</div>'
+
+
+def header(state: dict[str, Any]) -> str:
+    """Return the one-line description of a widget state, e.g.
+    ``session 'demo' · 14 entries · leaf 1a2b3c4d (depth 9)``."""
+    n = len(state.get("base", [])) + len(state.get("tail", []))
+    leaf = state.get("leaf_id") or ""
+    depth = (state.get("views") or {}).get("depth")
+    where = f"leaf {_short(leaf)}" + (f" (depth {depth})" if depth is not None and leaf else "")
+    return f"session {state.get('session_id', '')!r} · {n} entries · {where if leaf else 'empty'}"
+
+
+def html(state: dict[str, Any], limit: int = ROWS) -> str:
+    """Return the static fallback of a widget state: one self-contained HTML fragment, no script.
+
+    A header (session id, entry count, leaf), the tree (:func:`tree_html`),
+    then ``<details>`` sections: the transcript view (open), the model view,
+    both at the entry the views are at (the leaf when following it). Every
+    string from the session is escaped. O(n) for the tree layout, plus the
+    size of the views.
+    """
+    views = state.get("views") or {}
+    at = views.get("at") or ""
+    where = f"{_short(at)}{' (leaf)' if views.get('following_leaf') else ''}" if at else "(empty)"
+    rows = rows_of(state)
+    return (
+        '<div class="dnb-static">'
+        f"<p><b>durable session</b> {_e(header(state))} · <i>a saved snapshot: run the notebook for the live widget</i></p>"
+        f"<details open><summary>Tree ({len(rows)} entries; ● active path)</summary>{tree_html(rows, state.get('leaf_id') or '', limit)}</details>"
+        f"<details open><summary>Transcript view at {_e(where)}: what a person reads ({views.get('transcript_total', 0)} entries)</summary>"
+        f"{transcript_html(views)}</details>"
+        f"<details><summary>Model view at {_e(where)}: what the model receives ({views.get('model_total', 0)} messages)</summary>"
+        f"{model_html(views)}</details>"
+        "</div>"
+    )
+
+
+def text(state: dict[str, Any], lines: int = PLAIN_LINES) -> str:
+    """Return the plain-text fallback: the header line, then the last ``lines`` items of the
+    transcript view at the leaf, one line each (role: preview)."""
+    views = state.get("views") or {}
+    items = (views.get("transcript") or [])[-lines:]
+    total = views.get("transcript_total") or len(items)
+    out = [f"durable session widget · {header(state)}"]
+    if total > len(items):
+        out.append(f"  … {total - len(items)} earlier transcript entries")
+    for t in items:
+        who = t.get("role") or (f"custom · {t.get('kind')}" if t.get("type") == "custom" else t.get("type"))
+        line = " ".join(str(t.get("text") or "").split())
+        out.append(f"  {who}: {line[:100] + '…' if len(line) > 100 else line}")
+    return "\n".join(out)

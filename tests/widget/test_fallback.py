@@ -1,0 +1,126 @@
+"""The static fallback every widget output carries: the tree and both views as escaped HTML, no script."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+from widget_sessions import EVIL, hostile_agent, long_agent
+
+from durable_nb.share import fallback
+from durable_nb.widget import SessionWidget
+
+pytestmark = pytest.mark.usefixtures("recording")
+
+# Every tag and attribute the fallback may contain: its own markup, nothing from the session.
+TAGS = {"div", "p", "b", "i", "code", "pre", "table", "tr", "td", "details", "summary"}
+ATTRS = {"class", "style", "title", "data-id", "colspan", "open"}
+
+
+class Markup(HTMLParser):
+    """Collects tags, attributes and the text of an HTML fragment as a browser's parser sees them."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attrs: set[str] = set()
+        self.text: list[str] = []
+        self.bold_rows: list[str] = []
+        self.rows: list[str] = []
+        self._row = ""
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.attrs.update(k for k, _ in attrs)
+        if tag == "tr":
+            self._row = dict(attrs).get("data-id", "")
+            if self._row:
+                self.rows.append(self._row)
+        if tag == "b" and self._row and (not self.bold_rows or self.bold_rows[-1] != self._row):
+            self.bold_rows.append(self._row)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def bundle(agent):
+    data, _ = SessionWidget(agent)._repr_mimebundle_()
+    return data
+
+
+def test_widget_output_carries_a_static_view_of_tree_and_both_views(agent):
+    data = bundle(agent)
+    assert "application/vnd.jupyter.widget-view+json" in data
+    page = Markup(data["text/html"])
+    assert page.tags <= TAGS and page.attrs <= ATTRS
+    ids = agent.ids
+    # the tree: every entry, in the widget's order; the active path in bold
+    assert set(page.rows) == {e.id for e in agent.entries()}
+    assert page.rows.index(ids["eph"]) == page.rows.index(ids["meta"]) + 1
+    assert set(page.bold_rows) == {e.id for e in agent.path()}
+    text = " ".join(page.text)
+    for mark in ("[leaf]", "[2 branches]", "[meta · skill:brief]", "[ephemeral · cell:timer]", "[calls search]"):
+        assert mark in text
+    assert "elides 5 entries" in text and "[elided by compaction]" in text
+    # the views at the leaf: the transcript hides injected context, the model view shows it
+    transcript = data["text/html"].split("Transcript view")[1].split("Model view")[0]
+    model = data["text/html"].split("Model view")[1]
+    assert "Five minutes left." not in transcript + model  # an ephemeral entry is off the chain
+    assert "(5 messages)" in data["text/html"] and "Reply to: Thanks, bye." in model
+    assert "Thanks, bye." in transcript and "Summary of 5 messages" in transcript
+    assert "compaction summary" in model
+    # the hostile reply is text, shown as written
+    assert "<img src=x onerror=window.__pwned=1>" in text
+
+
+def test_text_plain_names_the_session_and_shows_the_last_of_the_transcript(agent):
+    w = SessionWidget(agent)
+    plain = w._repr_mimebundle_()[0]["text/plain"]
+    assert "object at 0x" not in plain and "object at 0x" not in repr(w)
+    assert "session 'demo'" in plain and f"{len(agent.entries())} entries" in plain
+    assert plain.splitlines()[-1] == "  assistant: Reply to: Thanks, bye."
+    assert repr(w).startswith("SessionWidget(session 'demo'")
+
+
+def test_every_untrusted_string_is_escaped():
+    agent = hostile_agent()
+    at_leaf = SessionWidget(agent)
+    at_call = SessionWidget(agent, selected_id=agent.ids["result"])  # views where the tool call is kept
+    pages = [
+        at_leaf._repr_mimebundle_()[0]["text/html"],
+        at_call._repr_mimebundle_()[0]["text/html"],
+        fallback.html({**at_call._static_state(), "session_id": f"sess{EVIL}"}),
+    ]
+    for html in pages:
+        page = Markup(html)
+        assert page.tags <= TAGS, page.tags - TAGS
+        assert page.attrs <= ATTRS, page.attrs - ATTRS
+        assert "<script" not in html and "<img" not in html
+    leaf, call, renamed = (" ".join(Markup(h).text) for h in pages)
+    for shown in (f"Question {EVIL}", f"[meta · cell:{EVIL}]", f"[calls tool{EVIL}]", f"Last {EVIL}", f"kind{EVIL}"):
+        assert shown in leaf, shown
+    for shown in (
+        f"tool call · tool{EVIL} · call{EVIL}",
+        json.dumps(EVIL, ensure_ascii=False),  # the tool arguments, as JSON text
+        f"image/png{EVIL}",
+        f"[file {EVIL} {EVIL}, 3 bytes] (not displayed)",
+        f"Result {EVIL}",
+        f"Reminder {EVIL}",
+    ):
+        assert shown in call, shown
+    assert f"custom · kind{EVIL}" in leaf
+    assert f"session {f'sess{EVIL}'!r}" in renamed
+
+
+def test_a_big_session_shows_its_first_and_last_rows_and_counts_the_rest():
+    agent = long_agent(3000)
+    w = SessionWidget(agent)
+    html = w._repr_mimebundle_()[0]["text/html"]
+    page = Markup(html)
+    n = len(agent.entries())
+    assert len(page.rows) == 2 * fallback.ROWS
+    assert f"… {n - 2 * fallback.ROWS} more entries not shown …" in " ".join(page.text)
+    assert agent.leaf_id in page.rows  # the leaf is the last line drawn
+    assert len(html) < 120_000
