@@ -14,6 +14,7 @@ from .entry import (
     register_custom,
 )
 from .jsonlstore import JsonlStore, LegacyMetaWarning
+from .locate import describe, open_store, store_kind
 from .memstore import MemoryStore
 from .pgstore import PostgresStore
 from .search import Hit
@@ -45,6 +46,7 @@ __all__ = [
     "custom_class",
     "decode",
     "decode_lines",
+    "describe",
     "display_text",
     "encode",
     "encode_line",
@@ -53,9 +55,11 @@ __all__ = [
     "model_view",
     "new_id",
     "now",
+    "open_store",
     "path",
     "register_custom",
     "repair_tool_calls",
+    "store_kind",
     "summary_message",
     "transcript_view",
     "tree",

@@ -1,4 +1,6 @@
-"""One of two concurrent writers: ``append_worker.py <store dir> <session id> <tag> <n>``.
+"""One of two concurrent writers: ``append_worker.py <store> <session id> <tag> <n>``.
+
+``<store>`` is a JSONL folder, ``sqlite:///file.db`` or a PostgreSQL DSN (:func:`open_store`).
 
 Opens the session with a durable.Agent (leaf = the last entry it loaded),
 prints ``READY <leaf id>``, waits for a line on stdin, appends ``n`` entries
@@ -8,10 +10,10 @@ prints ``READY <leaf id>``, waits for a line on stdin, appends ``n`` entries
 import sys
 
 from durable_nb import durable
-from durable_nb.session import JsonlStore
+from durable_nb.session import open_store
 
 root, session_id, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-agent = durable.Agent(store=JsonlStore(root), session_id=session_id)
+agent = durable.Agent(store=open_store(root), session_id=session_id)
 print("READY", agent.leaf_id, flush=True)
 sys.stdin.readline()
 for i in range(n):

@@ -1,8 +1,9 @@
 """A fork server for the crash test: import durable_nb once, fork one worker per trial.
 
-Reads commands from stdin, one per line: ``<store dir> <session id> <seed>``.
+Reads commands from stdin, one per line: ``<store> <session id> <seed>`` (a JSONL
+folder, ``sqlite:///file.db`` or a PostgreSQL DSN, see :func:`open_store`).
 For each it forks a worker that resumes the session with a durable.Agent
-(offline model, JsonlStore) and runs turns and appends until it is killed
+(offline model, that store) and runs turns and appends until it is killed
 (or 10 s pass). The worker writes, with one ``os.write`` per line:
 
 - ``PID <pid>`` first;
@@ -22,7 +23,13 @@ import time
 import zlib
 
 from durable_nb import durable
-from durable_nb.session import CustomEntry, JsonlStore, display_text
+from durable_nb.session import CustomEntry, display_text, open_store
+
+try:  # imported once here, not in every forked worker (the PostgreSQL store imports it lazily)
+    import psycopg  # noqa: F401
+    import psycopg_pool  # noqa: F401
+except ImportError:
+    pass
 
 
 def _say(line: str) -> None:
@@ -43,7 +50,7 @@ def _text(rng: random.Random) -> str:
 def work(root: str, session_id: str, seed: int) -> None:
     _say(f"PID {os.getpid()}")
     rng = random.Random(seed)
-    agent = durable.Agent(store=JsonlStore(root), session_id=session_id)
+    agent = durable.Agent(store=open_store(root), session_id=session_id)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         op = rng.random()
