@@ -12,11 +12,12 @@ Needs llm 0.32 or later (prompting with a list of messages).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import llm
-from llm.parts import AttachmentPart, TextPart, ToolCallPart, ToolResultPart
+from llm.parts import AttachmentPart, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 from .. import ai
 from ..errors import ModelError
@@ -27,9 +28,14 @@ PROVIDER = "llm"
 
 
 def to_llm(
-    messages: Sequence[ai.Message], attachment_types: frozenset[str] | set[str] = frozenset()
+    messages: Sequence[ai.Message],
+    attachment_types: frozenset[str] | set[str] = frozenset(),
+    system: str | None = None,
 ) -> list[llm.Message]:
     """Return llm's ``Message`` list for our messages, in order (llm's plugin then speaks the wire format).
+
+    - ``system`` (the request's system prompt) comes first, as llm's
+      ``system`` message (llm reads no ``system=`` beside a message list);
 
     - user messages, injected ones included, go as ``user``; each message's
       text, reminders (in ``<system-reminder>`` tags) and inline text files
@@ -38,11 +44,16 @@ def to_llm(
       model accepts) become attachments after the text; text files go
       inline; anything else is replaced by a note saying so;
     - assistant tool calls become tool-call parts; a ``tool_result`` becomes
-      a ``tool`` message with its ``tool_call_id``.
+      a ``tool`` message with its ``tool_call_id`` (an error result also
+      sets the part's ``exception``, for plugins whose API has an error flag);
+    - a :class:`~durable_nb.ai.Thinking` block that came from an llm model
+      goes back as a reasoning part with the plugin's own metadata (kept as
+      JSON in ``signature``: Anthropic's signature, OpenAI's encrypted
+      content...); other reasoning is not sent.
 
     Pure; O(total content).
     """
-    out: list[llm.Message] = []
+    out: list[llm.Message] = [llm.Message(role="system", parts=[TextPart(text=system)])] if system else []
     for m in messages:
 
         def other(b: ai.Block) -> str | None:
@@ -62,17 +73,40 @@ def to_llm(
         ]
         if m.role == "tool_result":
             part = ToolResultPart(
-                name=m.tool_name or "", output=text, tool_call_id=m.tool_call_id, attachments=attachments
+                name=m.tool_name or "",
+                output=text,
+                tool_call_id=m.tool_call_id,
+                attachments=attachments,
+                exception=text if m.is_error else None,
             )
             out.append(llm.Message(role="tool", parts=[part]))
             continue
         parts: list[Any] = [TextPart(text=text)] if text else []
         if m.role == "assistant":
+            parts[:0] = [_reasoning(b) for b in m.content if isinstance(b, ai.Thinking) and b.signature.startswith("{")]
             parts += [ToolCallPart(name=c.name, arguments=c.arguments, tool_call_id=c.id) for c in m.tool_calls()]
         else:
             parts += [AttachmentPart(attachment=a) for a in attachments]
         out.append(llm.Message(role="user" if m.role == "user" else "assistant", parts=parts))
     return out
+
+
+def _reasoning(b: ai.Thinking) -> ReasoningPart:
+    return ReasoningPart(text=b.text, provider_metadata=json.loads(b.signature))
+
+
+def _thinking(p: ReasoningPart) -> ai.Thinking | None:
+    """Return the Thinking of an llm reasoning part; ``None`` for a bare "reasoning happened" marker."""
+    meta = json.dumps(p.provider_metadata, sort_keys=True) if p.provider_metadata else ""
+    return ai.Thinking(p.text, meta) if p.text or meta else None
+
+
+def tools_of(tools: Sequence[ai.ToolSpec]) -> list[llm.Tool]:
+    """Return llm ``Tool`` objects for our tool specs (no implementation: the agent runs the tools)."""
+    return [
+        llm.Tool(name=t.name, description=t.description or None, input_schema=t.parameters or {"type": "object"})
+        for t in tools
+    ]
 
 
 def stop_reason_of(response_json: Any) -> str | None:
@@ -91,6 +125,39 @@ def stop_reason_of(response_json: Any) -> str | None:
             if isinstance(d.get(key), str):
                 return d[key]
     return None
+
+
+class _Streamed:
+    """What llm's stream events said: text, reasoning and tool calls (raw arguments), in order.
+
+    Used only when the plugin fails to finish the reply itself.
+    """
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[str, list[str]] = {}  # tool_call_id -> [name, raw arguments]
+
+    def add(self, event: Any) -> str:
+        """Take one ``StreamEvent``; return its text (``""`` unless it is text)."""
+        chunk = event.chunk or ""
+        if event.type == "text":
+            self.text.append(chunk)
+            return chunk
+        if event.type == "reasoning":
+            self.reasoning.append(chunk)
+        elif event.type == "tool_call_name":
+            self.calls[event.tool_call_id or str(len(self.calls))] = [chunk, ""]
+        elif event.type == "tool_call_args" and self.calls:
+            self.calls.get(event.tool_call_id or "", list(self.calls.values())[-1])[1] += chunk
+        return ""
+
+    def message(self, model: str) -> ai.Message:
+        content: list[ai.Block] = [ai.Thinking("".join(self.reasoning))] if "".join(self.reasoning) else []
+        if self.text:
+            content.append(ai.Text("".join(self.text)))
+        content += [ai.ToolCall(i, name, ai.tool_arguments(raw)) for i, (name, raw) in self.calls.items()]
+        return ai.Message(role="assistant", content=content, model=model)
 
 
 class LlmModel:
@@ -112,16 +179,33 @@ class LlmModel:
             except llm.errors.NeedsKeyException as e:
                 raise ModelError(f"{self.name}: {e}") from None
 
-    def stream(self, messages: Sequence[ai.Message]) -> Iterator[str | ai.Message]:
-        """Yield the reply's chunks as they arrive, then the assistant message
-        (``usage`` as input/output tokens, ``stop_reason`` and ``model`` when the plugin reports them)."""
+    def stream(self, messages: Sequence[ai.Message], request: ai.Request | None = None) -> Iterator[str | ai.Message]:
+        """Yield the reply's text as it arrives, then the assistant message
+        (``usage`` as input/output tokens, ``stop_reason`` and ``model`` when the plugin reports them).
+
+        ``request`` gives llm a ``system`` message, ``tools`` and options: the
+        settings (and extras) by name, which the model's plugin validates; a
+        name or value it refuses is one line naming the options it has. The
+        reply keeps reasoning parts as :class:`~durable_nb.ai.Thinking`.
+        When the plugin cannot parse a tool call's arguments (llm's OpenAI
+        plugin raises), the call is kept with its raw arguments, as streamed
+        (see :func:`ai.tool_arguments`), and the reply has no usage.
+        """
         types = frozenset(getattr(self.model, "attachment_types", ()) or ())
+        kwargs = self._request_args(request)
+        streamed = _Streamed()
         try:
-            response = self.model.prompt(messages=to_llm(messages, types), stream=True)
-            for chunk in response:
-                if chunk:
-                    yield chunk
-            usage, data, calls = response.usage(), response.json(), response.tool_calls()
+            system = request.system if request else None
+            response = self.model.prompt(messages=to_llm(messages, types, system), stream=True, **kwargs)
+            try:
+                for event in response.stream_events():
+                    text = streamed.add(event)
+                    if text:
+                        yield text
+            except json.JSONDecodeError:  # the plugin could not parse a tool call's arguments
+                yield streamed.message(self.model_id)
+                return
+            usage, data, parts = response.usage(), response.json(), [p for m in response.messages() for p in m.parts]
         except llm.errors.NeedsKeyException as e:
             raise ModelError(f"{self.name}: {e}") from None
         except Exception as e:
@@ -141,8 +225,14 @@ class LlmModel:
             if err is None:
                 raise
             raise err from None  # the cause may quote the key back
-        content: list[ai.Block] = [ai.Text(response.text())] if response.text() else []
-        content += [ai.ToolCall(c.tool_call_id or "", c.name, dict(c.arguments or {})) for c in calls]
+        content: list[ai.Block] = []
+        for p in parts:
+            if isinstance(p, TextPart) and p.text:
+                content.append(ai.Text(p.text))
+            elif isinstance(p, ReasoningPart) and (t := _thinking(p)) is not None:
+                content.append(t)
+            elif isinstance(p, ToolCallPart) and not p.server_executed:
+                content.append(ai.ToolCall(p.tool_call_id or "", p.name, dict(p.arguments or {})))
         tokens = {
             k: v for k, v in (("input_tokens", usage.input), ("output_tokens", usage.output)) if isinstance(v, int)
         }
@@ -154,6 +244,29 @@ class LlmModel:
             stop_reason=stop_reason_of(data),
             model=model or self.model_id,
         )
+
+    def _request_args(self, request: ai.Request | None) -> dict[str, Any]:
+        """Return llm's ``prompt`` keyword arguments for a request: ``tools`` and ``options``.
+
+        Raises :class:`~durable_nb.errors.ModelError` (one line) for a setting
+        the model's options refuse, naming the options it has.
+        """
+        if request is None:
+            return {}
+        args: dict[str, Any] = {}
+        if request.tools:
+            args["tools"] = tools_of(request.tools)
+        options = {k: v for k, v in request.settings.items() if v is not None}
+        if options:
+            try:
+                self.model.Options(**options)
+            except ValueError as e:  # pydantic's ValidationError
+                errors = getattr(e, "errors", lambda: [])()
+                what = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in errors) or str(e)
+                known = ", ".join(self.model.Options.model_fields) or "none"
+                raise ModelError(f"{self.name}: bad setting ({what}) — this model's options: {known}") from None
+            args["options"] = options
+        return args
 
     def _key(self) -> str | None:
         try:

@@ -272,3 +272,17 @@ def test_the_offline_model_leaves_thinking_out_and_listings_show_it():
     assert describe(m) == "assistant: Hello."
     assert [ai.describe_block(b) for b in m.content] == ["thinking: secret plan", "Hello."]
     assert ai.describe_block(ai.Thinking(redacted="EnCrYpTeD")) == "thinking: <redacted>"
+
+
+def test_llm_reasoning_round_trips_with_the_plugins_own_metadata():
+    from llm.parts import ReasoningPart, TextPart
+
+    from durable_nb.models.llm_plugin import _thinking
+
+    part = ReasoningPart(text="Plan first.", provider_metadata={"anthropic": {"signature": "sig-1"}})
+    kept = _thinking(part)
+    assert kept == ai.Thinking("Plan first.", '{"anthropic": {"signature": "sig-1"}}')
+    assert _thinking(ReasoningPart(redacted=True)) is None  # a bare "reasoning happened" marker
+    other = ai.Thinking("a local model's musings")  # not from llm: not sent back
+    (sent,) = to_llm([ai.Message("assistant", [kept, other, ai.Text("Done.")])])
+    assert sent.parts == [part, TextPart(text="Done.")]

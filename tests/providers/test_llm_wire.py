@@ -118,3 +118,98 @@ def test_tool_calls_in_a_reply_come_back(wire):
     *_, reply = models.build("llm:wire-test").stream([ai.user_message("Look it up")])
     assert reply.tool_calls() == [ai.ToolCall("call_7", "lookup", {"q": "x"})]
     assert reply.stop_reason == "tool_calls"
+
+
+LOOKUP = ai.ToolSpec(
+    "lookup", "Look a word up.", {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+)
+
+
+def test_system_tools_and_options_go_out_through_llm_and_streamed_calls_come_back(wire):
+    configure(wire.url, supports_tools="true")
+    wire.add(
+        openai_stream(
+            ["Checking."],
+            finish="tool_calls",
+            tool_calls=[{"id": "call_0", "name": "lookup", "arguments": {"q": "durable"}}],
+        ),
+        openai_stream(
+            [],
+            finish="tool_calls",
+            tool_calls=[
+                {"id": "call_0", "name": "lookup", "arguments": {"q": "durable"}},
+                {"id": "call_1", "name": "lookup", "arguments": '{"q": "sess'},  # cut short by the model
+            ],
+        ),
+    )
+    model = models.build("llm:wire-test")
+    request = ai.Request(
+        system="You are terse.",
+        tools=[LOOKUP],
+        settings={"temperature": 0.2, "max_tokens": 300, "top_p": 0.9, "seed": 7, "stop": "END"},
+    )
+    history = [
+        ai.user_message("Define durable."),
+        ai.Message("assistant", [ai.ToolCall("call_9", "lookup", {"q": "durable"})]),
+        ai.Message("tool_result", [ai.Text("no such word")], tool_call_id="call_9", tool_name="lookup", is_error=True),
+        ai.user_message("Try again."),
+    ]
+
+    *deltas, reply = model.stream(history, request)
+
+    assert wire.requests[0].body == {
+        "model": "gpt-test",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Define durable."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "type": "function",
+                        "id": "call_9",
+                        "function": {"name": "lookup", "arguments": '{"q": "durable"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_9", "content": "no such word"},
+            {"role": "user", "content": "Try again."},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": "lookup", "description": "Look a word up.", "parameters": LOOKUP.parameters},
+            }
+        ],
+        "temperature": 0.2,
+        "max_tokens": 300,
+        "top_p": 0.9,
+        "seed": 7,
+        "stop": "END",
+    }
+    assert deltas == ["Checking."]
+    assert reply.content == [ai.Text("Checking."), ai.ToolCall("call_0", "lookup", {"q": "durable"})]
+    assert (reply.usage, reply.stop_reason) == ({"input_tokens": 31, "output_tokens": 7}, "tool_calls")
+
+    # llm's OpenAI plugin raises on arguments it cannot parse: the call is kept, raw.
+    *_, broken = model.stream(history, request)
+    assert broken.content[0] == ai.ToolCall("call_0", "lookup", {"q": "durable"})
+    assert broken.content[1].arguments["_raw"] == '{"q": "sess' and "not valid JSON" in broken.content[1].malformed()
+
+
+def test_a_setting_the_llm_model_refuses_is_one_line_naming_its_options(wire):
+    configure(wire.url)
+    model = models.build("llm:wire-test")
+    for settings, said in [
+        ({"temperature": "hot"}, "temperature: Input should be a valid number"),
+        ({"warmth": 1}, "warmth: Extra inputs"),
+    ]:
+        with pytest.raises(ModelError) as failed:
+            list(model.stream([ai.user_message("hi")], ai.Request(settings=settings)))
+        message = str(failed.value)
+        assert message.startswith(f"llm:wire-test: bad setting ({said}") and "\n" not in message
+        assert "this model's options: temperature, max_tokens, top_p" in message
+    assert wire.requests == []
