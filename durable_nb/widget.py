@@ -86,8 +86,11 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     Always ``id``, ``parent_id``, ``created_at``, ``type`` (``message``,
     ``compaction``, ``custom``) and ``preview`` (:func:`display_text`, one
     line, at most ``PREVIEW_CHARS``). Messages add ``role``, ``injected``,
-    ``origin``, ``tools`` (tool-call names), ``reminders`` (count of Reminder
-    blocks), ``tool_call_id``, ``is_error``; a custom entry adds ``kind`` and
+    ``origin``, ``tools`` (tool-call names; a message with calls and no text
+    previews them as ``name({arguments})``), ``bad_arguments`` (calls whose
+    arguments were not a JSON object), ``thinking`` (count of Thinking
+    blocks), ``reminders`` (count of Reminder blocks), ``tool_call_id``,
+    ``is_error``, ``duration_ms`` (a tool result's ``timing``); a custom entry adds ``kind`` and
     previews its data as JSON; a compaction adds
     ``first_kept_id``, ``tokens_before`` and ``elides`` = ``[first, last,
     count]`` of the entries before ``first_kept_id`` on its path.
@@ -107,9 +110,17 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
             r["injected"] = m.injected.value
         if m.origin:
             r["origin"] = m.origin
-        tools = [c.name for c in m.tool_calls()]
-        if tools:
-            r["tools"] = tools
+        calls = m.tool_calls()
+        if calls:
+            r["tools"] = [c.name for c in calls]
+            r["bad_arguments"] = sum(1 for c in calls if c.malformed() is not None)
+            if not r["preview"]:
+                r["preview"] = _preview(" ".join(_call_text(c) for c in calls))
+        thinking = sum(1 for b in m.content if b.type == "thinking")
+        if thinking:
+            r["thinking"] = thinking
+        if m.timing and isinstance(m.timing.get("duration_ms"), (int, float)):
+            r["duration_ms"] = m.timing["duration_ms"]
         reminders = sum(1 for b in m.content if b.type == "reminder")
         if reminders:
             r["reminders"] = reminders
@@ -137,6 +148,12 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     return {k: v for k, v in r.items() if v not in (None, "", [], False) or k in ("parent_id", "preview")}
 
 
+def _call_text(c: Any) -> str:
+    """Return a tool call as one line: ``name({"q": "x"})``, or ``name(<raw text>)`` for malformed arguments."""
+    args = c.arguments["_raw"] if c.malformed() is not None else json.dumps(c.arguments, ensure_ascii=False)
+    return f"{c.name}({args})"
+
+
 def _view_message(m, entry_id: str) -> dict[str, Any]:
     d = _elide_blobs(codec.encode_message(m))
     d["entry_id"] = entry_id  # "" for a message the view synthesized (summary, interrupted result)
@@ -146,7 +163,16 @@ def _view_message(m, entry_id: str) -> dict[str, Any]:
 def _view_entry(e: Entry) -> dict[str, Any]:
     d: dict[str, Any] = {"id": e.id, "type": row(e)["type"], "text": display_text(e)}
     if isinstance(e, MessageEntry):
-        d["role"] = e.message.role
+        m = e.message
+        d["role"] = m.role
+        # A reader sees what was done, too: the calls, the result's tool, error flag and
+        # duration, and that the model reasoned (drawn collapsed). Never a Reminder block.
+        blocks = [codec.encode_block(b) for b in m.content if b.type in ("tool_call", "thinking")]
+        if blocks:
+            d["blocks"] = blocks
+        for key in ("tool_call_id", "tool_name", "is_error", "timing"):
+            if getattr(m, key):
+                d[key] = getattr(m, key)
     elif isinstance(e, CustomEntry):
         d["kind"] = e.kind
         data = codec.encode(e).get("data")

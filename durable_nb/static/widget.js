@@ -14,6 +14,7 @@
  *   id: string, parent_id: string, created_at?: string, type: string, preview: string,
  *   role?: string, injected?: string, origin?: string, tools?: string[], reminders?: number,
  *   attachments?: string[], tool_call_id?: string, is_error?: boolean, kind?: string,
+ *   thinking?: number, bad_arguments?: number, duration_ms?: number,
  *   first_kept_id?: string, tokens_before?: number, elides?: [string, string, number]
  * }} Row
  * @typedef {{ row: Row, depth: number, mark: "root" | "cont" | "branch" | "eph" }} Line
@@ -125,6 +126,26 @@ class Log {
 }
 
 /**
+ * A duration for a badge: "12 ms", "3.4 s".
+ * @param {unknown} ms @returns {string}
+ */
+function duration(ms) {
+  if (typeof ms !== "number" || !isFinite(ms)) return "";
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`;
+}
+
+/**
+ * The badge of a tool result: "result · error · 12 ms" (error colour when it failed), or null.
+ * @param {{tool_call_id?: string, is_error?: boolean, duration_ms?: number, timing?: any}} m
+ * @param {string} [prefix] @returns {HTMLElement | null}
+ */
+function resultBadge(m, prefix = "result") {
+  if (!m.tool_call_id) return null;
+  const ms = duration(m.duration_ms ?? (m.timing || {}).duration_ms);
+  return h("span", `dnb-badge ${m.is_error ? "dnb-failed" : "dnb-tool"}`, `${prefix}${m.is_error ? " · error" : ""}${ms ? " · " + ms : ""}`);
+}
+
+/**
  * One badge per injection / synthesized marker, or null.
  * @param {{injected?: string, origin?: string}} m @returns {HTMLElement | null}
  */
@@ -150,8 +171,21 @@ function drawBlocks(blocks, forModel) {
     } else if (b.type === "tool_call") {
       const c = h("div", "dnb-toolcall");
       c.append(h("span", "dnb-badge dnb-tool", `tool call · ${b.name} · ${b.id}`));
-      c.append(h("pre", "dnb-pre", JSON.stringify(b.arguments ?? {}, null, 2)));
+      const args = b.arguments ?? {};
+      if (typeof args._raw === "string" && typeof args._error === "string") {
+        // arguments the model sent that were not a JSON object: kept raw (ai.ToolCall.malformed)
+        c.append(h("span", "dnb-badge dnb-failed", "malformed arguments"), h("div", "dnb-muted", args._error));
+        c.append(h("pre", "dnb-pre", args._raw));
+      } else c.append(h("pre", "dnb-pre", JSON.stringify(args, null, 2)));
       box.append(c);
+    } else if (b.type === "thinking") {
+      // a model's reasoning: collapsed until asked for
+      const d = /** @type {HTMLDetailsElement} */ (h("details", "dnb-thinking"));
+      const text = b.thinking || "";
+      const what = text ? `${text.length} chars` : b.redacted ? "redacted by the provider" : "signature only";
+      d.append(h("summary", "", `thinking · ${what}`));
+      if (text) d.append(h("div", "dnb-text", text));
+      box.append(d);
     } else {
       const size = b.bytes !== undefined ? `, ${b.bytes} bytes` : "";
       box.append(h("div", "dnb-attachment", `[${b.type}${b.name ? " " + b.name : ""} ${b.mime_type || ""}${size}] (not displayed)`));
@@ -303,8 +337,11 @@ function render({ model, el }) {
     if (r.id === leaf) div.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
     const nb = branchCount.get(r.id);
     if (nb) div.append(h("span", "dnb-badge dnb-fork", `${nb} branches`));
+    if (r.thinking) div.append(h("span", "dnb-badge dnb-think", "thinking"));
     if (r.tools) div.append(h("span", "dnb-badge dnb-tool", `calls ${r.tools.join(", ")}`));
-    if (r.tool_call_id) div.append(h("span", `dnb-badge ${r.is_error ? "dnb-failed" : "dnb-tool"}`, `result${r.is_error ? " · error" : ""}`));
+    if (r.bad_arguments) div.append(h("span", "dnb-badge dnb-failed", "malformed arguments"));
+    const res = resultBadge(r);
+    if (res) div.append(res);
     if (r.reminders) div.append(h("span", "dnb-badge dnb-meta", `+${r.reminders} reminder`));
     if (r.attachments) div.append(h("span", "dnb-badge", r.attachments.join(", ")));
     let text = r.preview;
@@ -407,8 +444,15 @@ function render({ model, el }) {
     kv(table, "origin", msg.origin);
     kv(table, "tool call id", msg.tool_call_id);
     kv(table, "tool", msg.tool_name);
+    if (msg.role === "tool_result") kv(table, "error", msg.is_error ? "yes (the model was told the call failed)" : "no");
     kv(table, "model", msg.model);
     if (msg.usage) kv(table, "usage", JSON.stringify(msg.usage));
+    kv(table, "stop reason", msg.stop_reason);
+    if (msg.settings) kv(table, "settings", JSON.stringify(msg.settings));
+    const timing = msg.timing || {};
+    kv(table, "duration", duration(timing.duration_ms));
+    kv(table, "first token", duration(timing.ttft_ms));
+    kv(table, "total time", duration(timing.total_ms));
     kv(table, "first kept", e.type === "compaction" ? e.first_kept_id || "(none: only what follows)" : "");
     kv(table, "tokens before", e.tokens_before);
     const r = log.byId.get(e.id);
@@ -469,7 +513,8 @@ function render({ model, el }) {
       if (inj) head.append(inj);
       if (!m.entry_id) head.append(h("span", "dnb-badge dnb-synth", m.origin && m.origin.startsWith("compaction:") ? "compaction summary" : "synthesized"));
       else if (!m.injected && m.origin) head.append(h("span", "dnb-badge", m.origin));
-      if (m.tool_call_id) head.append(h("span", `dnb-badge ${m.is_error ? "dnb-failed" : "dnb-tool"}`, `result for ${m.tool_call_id}${m.is_error ? " · error" : ""}`));
+      const res = resultBadge(m, `result for ${m.tool_call_id}`);
+      if (res) head.append(res);
       if (m.entry_id) head.append(h("span", "dnb-id", short(m.entry_id)));
       card.append(head, drawBlocks(m.content, true));
       modelPanel.append(card);
@@ -481,12 +526,18 @@ function render({ model, el }) {
       const card = h("div", `dnb-card dnb-card-${t.role || t.type}`);
       const head = h("div", "dnb-card-head");
       head.append(h("span", "dnb-label", t.type === "message" ? t.role : t.type === "custom" ? `custom · ${t.kind}` : t.type));
+      const res = resultBadge(t, `result of ${t.tool_name || "tool"}`);
+      if (res) head.append(res);
       head.append(h("span", "dnb-id", short(t.id)));
       card.append(head);
+      const thinking = (t.blocks || []).filter((/** @type {any} */ b) => b.type === "thinking");
+      const calls = (t.blocks || []).filter((/** @type {any} */ b) => b.type === "tool_call");
+      if (thinking.length) card.append(drawBlocks(thinking, false));
       if (t.type === "custom") {
         if (t.data) card.append(h("pre", "dnb-pre", t.data));
       } else if (t.text) card.append(h("div", "dnb-text", t.type === "compaction" ? `Summary: ${t.text}` : t.text));
-      else card.append(h("div", "dnb-muted", "(no text)"));
+      else if (!calls.length) card.append(h("div", "dnb-muted", "(no text)"));
+      if (calls.length) card.append(drawBlocks(calls, false));
       transcriptPanel.append(card);
     }
     if (!(v.transcript || []).length) transcriptPanel.append(h("div", "dnb-muted", "Nothing for a reader here."));

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from widget_harness import Page
-from widget_sessions import HOSTILE, REMINDER, long_agent
+from widget_sessions import HOSTILE, REMINDER, long_agent, tool_agent
 
 from durable_nb.widget import SessionWidget
 
@@ -179,5 +179,66 @@ def test_ten_thousand_entries_render_a_window_of_rows(browser):
         assert "10000 entries" in visible_text(page, ".dnb-status")
         assert h.first_paint_ms < 5000
         shot(page, "10k")
+    finally:
+        h.close()
+
+
+def test_tool_calls_results_and_thinking_in_the_tree_details_and_both_views(browser):
+    agent = tool_agent()
+    ids = agent.ids
+    h = Page(browser, SessionWidget(agent))
+    page = h.page
+    try:
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        calls = row(page, ids["calls"]).inner_text()
+        assert "thinking" in calls and "calls lookup, lookup" in calls and "malformed arguments" in calls
+        assert "result · 12 ms" in row(page, ids["ok"]).inner_text()
+        failed = row(page, ids["failed"])
+        assert "result · error · 1.5 s" in failed.inner_text() and failed.locator(".dnb-failed").count() == 1
+        shot(page, "tools-tree")
+
+        # details: the call's arguments, the raw malformed ones, thinking collapsed until opened
+        row(page, ids["calls"]).click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['calls']}')")
+        details = visible_text(page, ".dnb-details")
+        assert '"q": "durable"' in details and '{"q": "<b>sess' in details and "not valid JSON" in details
+        assert "thinking · " in details and "thinking · redacted by the provider" in details
+        assert "The user wants two words." not in details  # collapsed
+        assert (
+            "first token\n310 ms" in details and "total time\n1.3 s" in details and "stop reason\ntool_use" in details
+        )
+        page.locator(".dnb-details .dnb-thinking > summary").first.click()
+        assert HOSTILE in visible_text(page, ".dnb-details")  # opened: the reasoning, as text
+        shot(page, "tools-details-call")
+        failed.click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{ids['failed']}')")
+        details = visible_text(page, ".dnb-details")
+        assert "duration\n1.5 s" in details and "error\nyes" in details and "tool\nlookup" in details
+        shot(page, "tools-details-result")
+
+        # model view at the leaf: calls, results with error and duration, the reminder, thinking collapsed
+        page.click(".dnb-follow")
+        page.click('.dnb-tab[data-view="model"]')
+        model = visible_text(page, ".dnb-model-panel")
+        assert "tool call · lookup · call_0" in model and "malformed arguments" in model
+        assert "result for call_0 · 12 ms" in model and "result for call_1 · error · 1.5 s" in model
+        assert REMINDER in model and "The user wants" not in model
+        assert page.locator(".dnb-model-panel details.dnb-thinking").count() == 2
+        shot(page, "tools-model")
+
+        # transcript view: what was called and what came back, no reminder, thinking collapsed
+        page.click('.dnb-tab[data-view="transcript"]')
+        transcript = visible_text(page, ".dnb-transcript-panel")
+        assert "tool call · lookup · call_0" in transcript and '"q": "durable"' in transcript
+        assert "result of lookup · 12 ms" in transcript and "result of lookup · error · 1.5 s" in transcript
+        assert "lasting; able to endure" in transcript and REMINDER not in transcript
+        assert page.locator(".dnb-transcript-panel details.dnb-thinking").count() == 2
+        assert "The user wants" not in transcript
+        page.locator(".dnb-transcript-panel .dnb-thinking > summary").first.click()
+        assert HOSTILE in visible_text(page, ".dnb-transcript-panel")
+        shot(page, "tools-transcript")
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator(".dnb-widget img, .dnb-widget script, .dnb-widget b").count() == 0
+        assert h.requests == []
     finally:
         h.close()

@@ -124,3 +124,60 @@ def hostile_agent() -> durable.Agent:
     a.run(durable.ephemeral(f"Ephemeral {EVIL}", origin=f"cell:{EVIL}"), durable.text(f"Last {EVIL}")).wait()
     a.ids = {"call": first.id, "result": second.id}
     return a
+
+
+def tool_agent() -> durable.Agent:
+    """Return an agent whose session is a tool-using run, as the agent loop stores one.
+
+    A user question; an assistant reply that thought (a Thinking block with
+    hostile text, and a redacted one), said a line, and made two calls, the
+    second with malformed arguments kept raw; two tool results with their
+    durations (``timing``), the second an error carrying a Reminder block; the
+    final answer with its provenance (model, usage, settings, timing).
+    Attribute ``ids``: ``q``, ``calls``, ``ok``, ``failed``, ``answer``.
+    """
+    a = durable.Agent(model=scripted_model, store=MemoryStore(), session_id="tools")
+    bad_call = ai.ToolCall("call_1", "lookup", ai.tool_arguments('{"q": "<b>sess'))
+    calls = ai.Message(
+        "assistant",
+        [
+            ai.Thinking(f"The user wants two words. {HOSTILE}", "sig-1"),
+            ai.Thinking(redacted="EnCrYpTeD"),
+            ai.Text("Looking both up."),
+            ai.ToolCall("call_0", "lookup", {"q": "durable"}),
+            bad_call,
+        ],
+        model="claude-test",
+        stop_reason="tool_use",
+        usage={"input_tokens": 120, "output_tokens": 45},
+        timing={"ttft_ms": 310.0, "total_ms": 1250.0},
+    )
+    ok = ai.Message(
+        "tool_result",
+        [ai.Text("lasting; able to endure")],
+        tool_call_id="call_0",
+        tool_name="lookup",
+        timing={"duration_ms": 12.4},
+    )
+    failed = ai.Message(
+        "tool_result",
+        [ai.Text(f"bad arguments: {bad_call.malformed()}"), ai.Reminder(REMINDER)],
+        tool_call_id="call_1",
+        tool_name="lookup",
+        is_error=True,
+        timing={"duration_ms": 1530.0},
+    )
+    answer = ai.Message(
+        "assistant",
+        [ai.Text("Durable means lasting; the session lookup failed.")],
+        model="claude-test",
+        stop_reason="end_turn",
+        settings={"temperature": 0.2},
+        timing={"ttft_ms": 200.0, "total_ms": 640.0},
+    )
+    entries = a.append(
+        durable.text("Define durable and session."),
+        *(MessageEntry(message=m) for m in (calls, ok, failed, answer)),
+    )
+    a.ids = dict(zip(("q", "calls", "ok", "failed", "answer"), (e.id for e in entries)))
+    return a
