@@ -38,7 +38,18 @@ import anywidget
 import traitlets
 
 from .errors import DurableError
-from .session import CompactionEntry, CustomEntry, Entry, MessageEntry, codec, display_text, model_view, transcript_view
+from .session import (
+    CompactionEntry,
+    CustomEntry,
+    Entry,
+    MessageEntry,
+    codec,
+    display_text,
+    elided_count,
+    kept_from,
+    model_view,
+    transcript_view,
+)
 from .share import fallback
 
 PREVIEW_CHARS = 160  # characters of text a tree row carries
@@ -208,10 +219,9 @@ def agent_row(agent: Any, e: Entry) -> dict[str, Any]:
     elided = None
     if isinstance(e, CompactionEntry):
         before = agent.path(e.parent_id) if e.parent_id else []
-        ids = [x.id for x in before]
-        cut = ids.index(e.first_kept_id) if e.first_kept_id in ids else len(ids)
+        cut = kept_from([*before, e], len(before))
         if cut:
-            elided = (ids[0], ids[cut - 1], cut)
+            elided = (before[0].id, before[cut - 1].id, cut)
     return row(e, elided)
 
 
@@ -271,6 +281,7 @@ class SessionWidget(anywidget.AnyWidget):
     base = traitlets.List().tag(sync=True)
     tail = traitlets.List().tag(sync=True)
     leaf_id = traitlets.Unicode("").tag(sync=True)
+    elided = traitlets.Int(0).tag(sync=True)  # entries from the active path's root its latest compaction elides
     selected_id = traitlets.Unicode("").tag(sync=True)
     view = traitlets.Unicode("tree").tag(sync=True)
     view_limit = traitlets.Int(VIEW_LIMIT).tag(sync=True)
@@ -290,6 +301,7 @@ class SessionWidget(anywidget.AnyWidget):
             session_id=agent.session_id,
             base=[self._row(e) for e in entries],
             leaf_id=agent.leaf_id,
+            elided=elided_count(agent.path()),
             views=views,
             error=error,
             **kwargs,
@@ -324,6 +336,7 @@ class SessionWidget(anywidget.AnyWidget):
             self._last_id = entries[-1].id if entries else ""
             self.session_id = self.agent.session_id
             self.leaf_id = self.agent.leaf_id
+            self.elided = elided_count(self.agent.path())
             self._update_views()
 
     def _row(self, e: Entry) -> dict[str, Any]:

@@ -19,6 +19,9 @@ from ..session import (
     Store,
     check_session_id,
     is_ephemeral,
+    is_turn_start,
+    kept_from,
+    latest_compaction,
     model_view,
     new_id,
     now,
@@ -325,18 +328,10 @@ class Agent:
         if keep_turns < 0:
             raise DurableError("keep_turns must be 0 or more")
         full = self.path()
-        start = 0  # where the entries not yet summarised begin
-        for i in range(len(full) - 1, -1, -1):
-            if isinstance(full[i], CompactionEntry):
-                kept = [j for j in range(i) if full[j].id == full[i].first_kept_id]
-                start = kept[0] if kept else i + 1
-                break
+        at = latest_compaction(full)
+        start = kept_from(full, at) if at >= 0 else 0  # where the entries not yet summarised begin
         live = [e for e in full[start:] if not isinstance(e, CompactionEntry)]
-        turns = [
-            i
-            for i, e in enumerate(live)
-            if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None
-        ]
+        turns = [i for i, e in enumerate(live) if is_turn_start(e)]
         if not keep_turns:
             cut = len(live)
         elif len(turns) > keep_turns:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from ..durable import Agent
 from ..errors import CorruptLog, DurableError
-from ..session import DecodeError, Entry, MemoryStore
+from ..session import DecodeError, Entry, MemoryStore, safe_session_id
 from . import claude_code, codex, pi, pi_go
-from .common import read_records, safe_session_id
+from .common import read_records
 from .pi_go import upgrade_legacy_meta
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ai
-from ..session import CompactionEntry, Entry, MessageEntry
+from ..session import CompactionEntry, Entry, MessageEntry, safe_session_id
 from .common import (
     Loaded,
     Record,
@@ -49,7 +49,6 @@ from .common import (
     int_usage,
     message,
     need_str,
-    safe_session_id,
     text,
     text_of,
     tool_call,

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ai
-from ..session import CompactionEntry, Entry, MessageEntry
+from ..session import CompactionEntry, Entry, MessageEntry, is_turn_start, safe_session_id
 from .common import (
     Loaded,
     Record,
@@ -45,7 +45,6 @@ from .common import (
     guarded,
     message,
     need_str,
-    safe_session_id,
     text,
     text_of,
     tool_call,
@@ -263,7 +262,7 @@ class _Reader:
         found = 0
         target = self.cur
         while e is not None and found < n:
-            if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None:
+            if is_turn_start(e):
                 found += 1
                 target = e.parent_id
             e = self.by_id.get(e.parent_id)

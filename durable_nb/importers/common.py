@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from .. import ai
 from ..errors import CorruptLog, DurableError
 from ..session import CustomEntry, Entry, MessageEntry, encode
-from ..session.jsonlstore import json_object
+from ..session.jsonlstore import json_object, torn_note
 
 Record = tuple[int, dict[str, Any]]
 
@@ -45,22 +44,11 @@ def read_records(path: Path, data: bytes | None = None) -> tuple[list[Record], l
     if data is None:
         data = path.read_bytes()
     lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
-    notes: list[str] = []
-    out: list[Record] = []
-    for i, line in enumerate(lines, start=1):
-        if line.strip():
-            out.append((i, json_object(path, i, line)))
-    if tail.strip():
-        n = len(lines) + 1
-        try:
-            obj = json.loads(tail)
-        except ValueError:
-            notes.append(f"{path.name}:{n}: dropped a torn last line ({len(tail)} bytes, no newline, not valid JSON)")
-        else:
-            if not isinstance(obj, dict):
-                raise CorruptLog(f"{path}:{n}: not a JSON object")
-            out.append((n, obj))
+    note = torn_note(path, data)
+    if note:
+        lines.pop()  # the torn last line: dropped
+    out = [(i, json_object(path, i, line)) for i, line in enumerate(lines, start=1) if line.strip()]
+    notes = [note] if note else []
     if not out:
         raise DurableError(f"{path}: the file holds no records (empty session log)")
     return out, notes
@@ -74,26 +62,6 @@ def guarded(path: Path, lineno: int, fn: Callable[[], Any]) -> Any:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
         raise CorruptLog(f"{path}:{lineno}: unexpected record shape ({type(e).__name__}: {e})") from None
-
-
-_UNSAFE = re.compile(r"[^\w.\-]+")
-
-
-def safe_session_id(*candidates: Any) -> str:
-    """Return the first candidate made safe as a session id (file-name safe, see
-    :func:`~durable_nb.session.check_session_id`).
-
-    Characters outside letters, digits, ``_``, ``.`` and ``-`` become ``-``;
-    a leading ``.``/``-`` is dropped; at most 200 characters. Empty or
-    non-string candidates are skipped; with none left, ``"imported"``.
-    """
-    for c in candidates:
-        if not isinstance(c, str):
-            continue
-        s = _UNSAFE.sub("-", c.strip()).lstrip(".-")[:200].rstrip(".-")
-        if s:
-            return s
-    return "imported"
 
 
 def custom(kind: str, raw: dict[str, Any], id: str, parent_id: str, created_at: Any = "") -> CustomEntry:

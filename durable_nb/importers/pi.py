@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ai
-from ..session import CompactionEntry, Entry
+from ..session import CompactionEntry, Entry, safe_session_id
 from .common import (
     Loaded,
     Record,
@@ -38,7 +38,6 @@ from .common import (
     int_usage,
     message,
     need_str,
-    safe_session_id,
     text,
     tool_call,
 )

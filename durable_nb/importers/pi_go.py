@@ -18,21 +18,12 @@ import msgspec
 
 from .. import ai
 from ..durable import Agent
-from ..errors import CorruptLog
-from ..session import MessageEntry, Store
-from ..session.jsonlstore import read_entries
-from .common import Loaded, safe_session_id
+from ..session import MessageEntry, Store, is_legacy_meta, safe_session_id
+from ..session.jsonlstore import read_entries, session_record, torn_note
+from ..session.rules import legacy_meta_warning
+from .common import Loaded
 
 LEGACY_ORIGIN = "legacy-meta"
-
-
-def _header_id(path: Path, data: bytes) -> str:
-    first = data.split(b"\n", 1)[0]
-    try:
-        init = json.loads(first)
-    except ValueError:
-        raise CorruptLog(f"{path}:1: the first line is not a session_init record") from None
-    return init.get("id") if isinstance(init, dict) and isinstance(init.get("id"), str) else ""
 
 
 def load(path: Path) -> Loaded:
@@ -45,33 +36,12 @@ def load(path: Path) -> Loaded:
     warning with their count. O(size).
     """
     data = path.read_bytes()
-    sid = safe_session_id(_header_id(path, data), path.stem)
+    sid = safe_session_id(session_record(path, data).id, path.stem)
     entries, legacy = read_entries(path, data)
-    notes = []
-    if _torn(data):
-        last = data.rsplit(b"\n", 1)[-1]
-        notes.append(f"{path.name}: dropped a torn last line ({len(last)} bytes, no newline, not valid JSON)")
+    notes = [n for n in [torn_note(path, data)] if n]
     if legacy:
-        n = len(legacy)
-        notes.append(
-            f"session {sid!r}: {n} entr{'y carries' if n == 1 else 'ies carry'} the legacy top-level "
-            '"meta": true flag, which nothing reads: they load as ordinary messages (shown in the transcript, '
-            "counted as turns by compaction). To hide them, write an upgraded copy with "
-            "durable_nb.importers.upgrade_legacy_meta(path, store, new_session_id); the original is not changed."
-        )
+        notes.append(legacy_meta_warning(sid, len(legacy)))
     return Loaded(sid, entries, None, notes)
-
-
-def _torn(data: bytes) -> bool:
-    """True when the log ends in an unterminated line that does not parse (dropped on load)."""
-    last = data.rsplit(b"\n", 1)[-1]
-    if not last.strip() or b"\n" not in data:
-        return False
-    try:
-        json.loads(last)
-        return False
-    except ValueError:
-        return True
 
 
 def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> Agent:
@@ -94,7 +64,7 @@ def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> 
         if isinstance(e, MessageEntry) and e.id in flagged and e.message.injected is None:
             origin = e.message.origin or LEGACY_ORIGIN
             e.message = msgspec.structs.replace(e.message, injected=ai.Injection.META, origin=origin)
-    src = safe_session_id(_header_id(p, data), p.stem)
+    src = safe_session_id(session_record(p, data).id, p.stem)
     store.create_session(new_session_id, parent_id=src)
     store.append_entries(new_session_id, entries)
     return Agent(store=store, session_id=new_session_id)
@@ -110,6 +80,6 @@ def _flagged_lines(data: bytes) -> set[str]:
             obj = json.loads(line)
         except ValueError:
             continue
-        if isinstance(obj, dict) and obj.get("meta") is True and isinstance(obj.get("id"), str):
+        if isinstance(obj, dict) and is_legacy_meta(obj) and isinstance(obj.get("id"), str):
             out.add(obj["id"])
     return out

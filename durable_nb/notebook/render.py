@@ -117,17 +117,14 @@ def dry_run_text(messages: Sequence[ai.Message], new: Sequence[ai.Message], mode
 
 
 def entry_label(e) -> str:
-    """Return an entry's kind for listings: ``user``, ``assistant``, ``user [meta · cell:x]``, ``compaction``, ``note``."""
-    from ..session import CompactionEntry, CustomEntry, MessageEntry
+    """Return an entry's kind for listings: ``user``, ``assistant``, ``user [meta]``, ``compaction``, ``note``
+    (:func:`~durable_nb.session.entry_kind`, with an injected message's role in front)."""
+    from ..session import MessageEntry, entry_kind
 
-    if isinstance(e, MessageEntry):
-        m = e.message
-        return m.role + (f" [{m.injected.value}]" if m.injected else "")
-    if isinstance(e, CompactionEntry):
-        return "compaction"
-    if isinstance(e, CustomEntry):
-        return e.kind or "custom"
-    return type(e).__name__
+    kind = entry_kind(e)
+    if isinstance(e, MessageEntry) and e.message.injected is not None:
+        return f"{e.message.role} [{kind}]"
+    return kind
 
 
 def entry_text(e) -> str:

@@ -21,7 +21,6 @@ Nothing here imports a display: the magics render; this module decides.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import weakref
 from collections.abc import Callable, Mapping
@@ -38,8 +37,11 @@ from ..session import (
     Entry,
     JsonlStore,
     MessageEntry,
+    entry_kind,
     is_ephemeral,
+    is_turn_start,
     register_custom,
+    safe_session_id,
 )
 
 NOTE_KIND = "note"
@@ -90,14 +92,13 @@ def default_session_name(user_ns: Mapping[str, object], environ: Mapping[str, st
 
     The notebook's file name without ``.ipynb`` (from ``__session__`` in the
     namespace, which ipykernel sets from ``JPY_SESSION_NAME``, or that
-    variable itself), with characters a session id cannot hold replaced by
-    ``-``; ``"default"`` when the kernel does not know its notebook.
+    variable itself), made safe by :func:`~durable_nb.session.safe_session_id`;
+    ``"default"`` when the kernel does not know its notebook.
     """
     raw = user_ns.get("__session__") or environ.get("JPY_SESSION_NAME") or ""
     name = Path(str(raw)).name if raw else ""
     name = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
-    name = re.sub(r"[^\w.\-]", "-", name).lstrip(".-")[:200]
-    return name or DEFAULT_SESSION
+    return safe_session_id(name, default=DEFAULT_SESSION)
 
 
 def user_entry(body: str, origin: str | None) -> MessageEntry:
@@ -396,9 +397,7 @@ class NotebookSession:
         when the path has fewer turns.
         """
         path = self.agent.path()
-        starts = [
-            e for e in path if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None
-        ]
+        starts = [e for e in path if is_turn_start(e)]
         if turns < 1:
             raise DurableError("rewind needs a number of turns, 1 or more")
         if len(starts) < turns:
@@ -497,13 +496,6 @@ def counts(entries: list[Entry]) -> dict[str, int]:
     ``ephemeral``, ``compaction`` and each custom kind (zero counts left out)."""
     out: dict[str, int] = {}
     for e in entries:
-        if isinstance(e, MessageEntry):
-            k = e.message.injected.value if e.message.injected else e.message.role
-        elif isinstance(e, CompactionEntry):
-            k = "compaction"
-        elif isinstance(e, CustomEntry):
-            k = e.kind or "custom"
-        else:
-            k = type(e).__name__
+        k = entry_kind(e)
         out[k] = out.get(k, 0) + 1
     return out

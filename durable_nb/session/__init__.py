@@ -17,6 +17,15 @@ from .jsonlstore import JsonlStore, LegacyMetaWarning
 from .locate import describe, open_store, store_kind
 from .memstore import MemoryStore
 from .pgstore import PostgresStore
+from .rules import (
+    elided_count,
+    entry_kind,
+    is_legacy_meta,
+    is_turn_start,
+    kept_from,
+    latest_compaction,
+    safe_session_id,
+)
 from .search import Hit
 from .sqlitestore import SqliteStore
 from .store import SessionRecord, Store, check_session_id
@@ -48,10 +57,16 @@ __all__ = [
     "decode_lines",
     "describe",
     "display_text",
+    "elided_count",
+    "entry_kind",
     "encode",
     "encode_line",
     "index",
     "is_ephemeral",
+    "is_legacy_meta",
+    "is_turn_start",
+    "kept_from",
+    "latest_compaction",
     "model_view",
     "new_id",
     "now",
@@ -59,6 +74,7 @@ __all__ = [
     "path",
     "register_custom",
     "repair_tool_calls",
+    "safe_session_id",
     "store_kind",
     "summary_message",
     "transcript_view",

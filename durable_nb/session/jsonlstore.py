@@ -24,6 +24,7 @@ import msgspec
 from ..errors import CorruptLog, SessionExists, SessionNotFound
 from .codec import DecodeError, decode, decode_lines, encode_line
 from .entry import Entry, now
+from .rules import is_legacy_meta, legacy_meta_warning
 from .search import Hit, scan
 from .store import SessionRecord, check_session_id
 
@@ -137,14 +138,7 @@ class JsonlStore:
         f, data = self._read(id)
         entries, legacy = read_entries(f, data)
         if legacy:
-            n = len(legacy)
-            warnings.warn(
-                f"session {id!r}: {n} entr{'y carries' if n == 1 else 'ies carry'} the legacy top-level "
-                '"meta": true flag, which nothing reads; they load as ordinary messages (visible in the '
-                "transcript, counted as turns). Upgrade a copy explicitly or start the session again.",
-                LegacyMetaWarning,
-                stacklevel=2,
-            )
+            warnings.warn(legacy_meta_warning(id, len(legacy)), LegacyMetaWarning, stacklevel=2)
         return entries
 
     def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
@@ -218,6 +212,43 @@ def _record(f: Path, first: bytes) -> SessionRecord:
     return SessionRecord(init["id"], init.get("parent_id") or "", init.get("created_at") or "")
 
 
+def session_record(f: Path, data: bytes) -> SessionRecord:
+    """Return the record of a log's ``session_init`` line (the first line of ``data``).
+
+    Raises :class:`CorruptLog` naming ``f`` when that line is not a
+    ``session_init`` record. O(length of the first line).
+    """
+    return _record(f, data.split(b"\n", 1)[0])
+
+
+def torn_tail(data: bytes) -> bytes:
+    """Return a log's torn final line: what follows the last newline when it is
+    not blank and does not parse as JSON (a crash mid-write); ``b""`` otherwise.
+
+    A file of one line without a newline has no torn tail here (that line is
+    its first record). Readers drop a torn tail; appends discard it first.
+    O(length of the last line).
+    """
+    cut = data.rfind(b"\n")
+    last = data[cut + 1 :]
+    if cut < 0 or not last.strip():
+        return b""
+    try:
+        json.loads(last)
+    except ValueError:
+        return last
+    return b""
+
+
+def torn_note(f: Path, data: bytes) -> str | None:
+    """Return the one warning for a log whose torn final line is dropped on load, or ``None`` when it has none."""
+    last = torn_tail(data)
+    if not last:
+        return None
+    lineno = data.count(b"\n") + 1
+    return f"{f.name}:{lineno}: dropped a torn last line ({len(last)} bytes, no newline, not valid JSON)"
+
+
 def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
     """Return the entries of a log's bytes and the indices (into that list)
     of the entries that carry the legacy top-level ``"meta"`` flag.
@@ -245,7 +276,7 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
         entries: list[Entry] = []
         legacy: list[int] = []
         for lineno, obj in zip(linenos, objs):
-            if "meta" in obj:
+            if is_legacy_meta(obj):
                 legacy.append(len(entries))
             try:
                 entries.append(decode(obj))
@@ -306,12 +337,8 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
     _record(f, lines[0])
     tail = lines.pop()  # b"" when the file ends with a newline
     body = lines[1:]
-    if tail:
-        try:
-            json.loads(tail)
-            body.append(tail)
-        except ValueError:
-            pass  # torn final line: dropped
+    if tail and not torn_tail(data):  # a torn final line is dropped
+        body.append(tail)
     try:
         objs = loads(b"[" + b",".join(body) + b"]")
         if len(objs) == len(body) and all(type(o) is dict for o in objs):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from .. import ai
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
+from .rules import kept_from, latest_compaction
 
 INTERRUPTED = "The tool call was interrupted before it returned a result."
 SUMMARY_PREFIX = "The conversation before this point was compacted. Summary:\n\n"
@@ -34,18 +35,9 @@ def model_view(path: Sequence[Entry]) -> list[ai.Message]:
     after its message. The messages are the entries' own objects, not copies.
     Cost: O(len(path)).
     """
-    start = 0
-    head: list[ai.Message] = []
-    for i in range(len(path) - 1, -1, -1):
-        e = path[i]
-        if isinstance(e, CompactionEntry):
-            head = [summary_message(e)]
-            start = i + 1
-            for j in range(i):
-                if path[j].id == e.first_kept_id:
-                    start = j
-                    break
-            break
+    at = latest_compaction(path)
+    head = [summary_message(path[at])] if at >= 0 else []  # type: ignore[arg-type]
+    start = kept_from(path, at) if at >= 0 else 0
     msgs = head + [e.message for e in path[start:] if isinstance(e, MessageEntry)]
     return repair_tool_calls(msgs)
 

@@ -97,8 +97,9 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     return out
 
 
-def marks(rows: list[dict[str, Any]], leaf_id: str) -> tuple[list[str], set[str], dict[str, int]]:
-    """Return the active path's ids (root first), the ids the latest compaction on it elides,
+def marks(rows: list[dict[str, Any]], leaf_id: str, elided: int = 0) -> tuple[list[str], set[str], dict[str, int]]:
+    """Return the active path's ids (root first), the ids the latest compaction on it elides
+    (its first ``elided``, as the widget state says: :func:`~durable_nb.session.elided_count`),
     and ``{id: number of durable children}`` for every branch point. O(n)."""
     by_id: dict[str, dict[str, Any]] = {}
     for r in rows:
@@ -109,18 +110,12 @@ def marks(rows: list[dict[str, Any]], leaf_id: str) -> tuple[list[str], set[str]
         path.append(cur["id"])
         cur = by_id.get(cur.get("parent_id") or "")
     path.reverse()
-    elided: set[str] = set()
-    for i in range(len(path) - 1, -1, -1):
-        r = by_id[path[i]]
-        if r.get("type") == "compaction":
-            n = r["elides"][2] if r.get("elides") else 0
-            elided.update(path[: min(n, i)])
-            break
+    elided_ids = set(path[:elided])
     durable_kids: dict[str, int] = {}
     for r in by_id.values():
         if r.get("parent_id") and r.get("injected") != "ephemeral":
             durable_kids[r["parent_id"]] = durable_kids.get(r["parent_id"], 0) + 1
-    return path, elided, {k: n for k, n in durable_kids.items() if n > 1}
+    return path, elided_ids, {k: n for k, n in durable_kids.items() if n > 1}
 
 
 def _badge(text: str) -> str:
@@ -181,7 +176,7 @@ def _tree_line(
     )
 
 
-def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS) -> str:
+def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS, elided: int = 0) -> str:
     """Return the tree as an HTML table: first and last ``limit`` lines, a count of the rest.
 
     Active-path rows are bold with ``●`` (others ``○``); the leaf, branch
@@ -189,7 +184,7 @@ def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS) -> st
     text badges. O(n) to lay out, O(limit) to draw.
     """
     lines = layout(rows)
-    path, elided, branches = marks(rows, leaf_id)
+    path, elided_ids, branches = marks(rows, leaf_id, elided)
     active = set(path)
     shown = lines if len(lines) <= 2 * limit else lines[:limit] + [None] + lines[-limit:]
     body = []
@@ -197,7 +192,7 @@ def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS) -> st
         if line is None:
             body.append(f'<tr><td colspan="3"><i>… {len(lines) - 2 * limit} more entries not shown …</i></td></tr>')
         else:
-            body.append(_tree_line(*line, leaf_id, active, elided, branches))
+            body.append(_tree_line(*line, leaf_id, active, elided_ids, branches))
     return f'<table class="dnb-static-tree">{"".join(body)}</table>'
 
 
@@ -308,7 +303,7 @@ def html(state: dict[str, Any], limit: int = ROWS) -> str:
     return (
         '<div class="dnb-static">'
         f"<p><b>durable session</b> {_e(header(state))} · <i>a saved snapshot: run the notebook for the live widget</i></p>"
-        f"<details open><summary>Tree ({len(rows)} entries; ● active path)</summary>{tree_html(rows, state.get('leaf_id') or '', limit)}</details>"
+        f"<details open><summary>Tree ({len(rows)} entries; ● active path)</summary>{tree_html(rows, state.get('leaf_id') or '', limit, state.get('elided') or 0)}</details>"
         f"<details open><summary>Transcript view at {_e(where)}: what a person reads ({views.get('transcript_total', 0)} entries)</summary>"
         f"{transcript_html(views)}</details>"
         f"<details><summary>Model view at {_e(where)}: what the model receives ({views.get('model_total', 0)} messages)</summary>"

@@ -1,7 +1,8 @@
 // durable_nb entry-tree widget: the front end of durable_nb.widget.SessionWidget.
 //
 // Python sends a flat log of entry rows (traits `base` + `tail`), `leaf_id`,
-// and `views` (the model view, transcript view and full entry at the selected
+// `elided` (how many entries from the root of the active path its latest
+// compaction stands in for), and `views` (the model view, transcript view and full entry at the selected
 // entry, all computed in Python). This module builds the tree from the rows'
 // parent pointers and draws it; it never computes a view itself and never
 // writes the store: "continue from here" sends {action: "branch", id}.
@@ -284,20 +285,13 @@ function render({ model, el }) {
     seenTailLen = tail.length;
   }
 
-  /** Recompute the active path, what the latest compaction on it elides, and branch points. O(depth) + O(n) for branches. */
+  /** Mark the active path, the entries Python says its latest compaction elides (`elided`: how many, from the root), and branch points. O(depth) + O(n) for branches. */
   function markPath() {
     const leaf = model.get("leaf_id") || "";
     const ids = log.path(leaf);
     active = new Set(ids);
-    elided = new Set();
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const r = /** @type {Row} */ (log.byId.get(ids[i]));
-      if (r.type === "compaction") {
-        const n = r.elides ? r.elides[2] : 0;
-        for (let j = 0; j < Math.min(n, i); j++) elided.add(ids[j]);
-        break;
-      }
-    }
+    const n = Math.min(model.get("elided") || 0, ids.length);
+    elided = new Set(ids.slice(0, n));
     branchCount = new Map();
     for (const [id, kids] of log.children) {
       let n = 0;
@@ -595,7 +589,7 @@ function render({ model, el }) {
     });
   }
 
-  const keys = ["base", "tail", "leaf_id", "selected_id", "views", "error", "session_id", "view"];
+  const keys = ["base", "tail", "leaf_id", "elided", "selected_id", "views", "error", "session_id", "view"];
   const handlers = keys.map((k) => {
     const cb = () => refresh();
     model.on(`change:${k}`, cb);

@@ -380,6 +380,47 @@ def test_R13_legacy_meta_flag_is_read_by_nothing_and_reported_once(tmp_path):
     assert all('"meta"' not in line for line in f.read_text().splitlines()[3:])
 
 
+def test_R13_meta_false_is_not_the_legacy_flag_in_the_store_or_the_importer(tmp_path):
+    from durable_nb.importers import open_session
+
+    f = tmp_path / "plain.jsonl"
+    lines = [
+        {"type": "session_init", "id": "plain", "parent_id": "", "created_at": "2025-01-01T00:00:00Z"},
+        {
+            "type": "message",
+            "id": "a",
+            "parent_id": "",
+            "created_at": "",
+            "meta": False,
+            "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        },
+    ]
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        entries = session.JsonlStore(tmp_path).load_entries("plain")
+    assert [session.display_text(e) for e in entries] == ["hi"]
+    assert not [w for w in caught if issubclass(w.category, session.LegacyMetaWarning)]
+    assert open_session(f).warnings == []
+
+
+def test_rule_homes_answer_the_small_questions_once():
+    from durable_nb.session import entry_kind, is_turn_start, safe_session_id
+
+    def m(role, injected=None):
+        return session.MessageEntry(id="x", message=ai.Message(role=role, content=[ai.Text("t")], injected=injected))
+
+    assert is_turn_start(m("user")) and not is_turn_start(m("user", ai.Injection.META))
+    assert not is_turn_start(m("assistant")) and not is_turn_start(session.CompactionEntry(id="c"))
+    assert [entry_kind(e) for e in (m("user"), m("user", ai.Injection.EPHEMERAL), m("tool_result"))] == [
+        "user",
+        "ephemeral",
+        "tool_result",
+    ]
+    assert entry_kind(session.CompactionEntry(id="c")) == "compaction"
+    assert safe_session_id("My Notes (1)") == "My-Notes-1" and safe_session_id("..", default="d") == "d"
+
+
 def test_R14_two_live_agents_grow_sibling_branches(store):
     a = durable.Agent(store=store, session_id="s")
     a.run("start").wait()

@@ -42,6 +42,11 @@ def test_rows_describe_every_entry_kind(agent):
     assert r[ids["hostile"]]["preview"] == HOSTILE  # sent as data; the front end shows it as text
     assert w.leaf_id == agent.leaf_id == ids["last_r"]
     assert w.session_id == "demo"
+    # the widget is told how many entries of the active path are elided; it does not work it out itself
+    assert w.elided == 5
+    agent.branch(ids["alt_q"])
+    w.sync()
+    assert w.elided == 0  # the active path no longer passes through the compaction
 
 
 def test_views_are_the_session_views_at_the_leaf(agent):

@@ -1,0 +1,113 @@
+"""Small rules about entries, each written once.
+
+The agent, the notebook layer, the widget and the importers all ask these
+questions; the answers live here so they cannot drift apart. Pure functions;
+nothing here imports from Jupyter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
+
+DEFAULT_IMPORTED_ID = "imported"
+_UNSAFE = re.compile(r"[^\w.\-]+")
+
+
+def is_turn_start(entry: Entry) -> bool:
+    """Return whether ``entry`` starts a turn: a user message that is not injected (meta or ephemeral).
+
+    Rewind, compaction's ``keep_turns`` and Codex rollbacks count turns with this. O(1).
+    """
+    return isinstance(entry, MessageEntry) and entry.message.role == "user" and entry.message.injected is None
+
+
+def latest_compaction(path: Sequence[Entry]) -> int:
+    """Return the index of the last :class:`CompactionEntry` on ``path``, or ``-1`` when there is none.
+
+    O(distance from the end to it).
+    """
+    for i in range(len(path) - 1, -1, -1):
+        if isinstance(path[i], CompactionEntry):
+            return i
+    return -1
+
+
+def kept_from(path: Sequence[Entry], at: int) -> int:
+    """Return where the verbatim part starts for the compaction ``path[at]``.
+
+    That is the index of its ``first_kept_id`` among ``path[:at]``; ``at``
+    itself when that id is empty or not on the path (nothing before the
+    compaction is kept: only what follows it). Everything in ``path[:result]``
+    is elided (stood in for by the summary). O(at).
+    """
+    kept = path[at].first_kept_id  # type: ignore[union-attr]
+    if kept:
+        for j in range(at):
+            if path[j].id == kept:
+                return j
+    return at
+
+
+def elided_count(path: Sequence[Entry]) -> int:
+    """Return how many entries at the start of ``path`` the latest compaction on it elides (0 without one).
+
+    The widget draws ``path[:result]`` as elided. O(len(path)).
+    """
+    at = latest_compaction(path)
+    return kept_from(path, at) if at >= 0 else 0
+
+
+def entry_kind(entry: Entry) -> str:
+    """Return an entry's kind as listings and counts name it.
+
+    A message: its injection (``meta``, ``ephemeral``) if any, else its role
+    (``user``, ``assistant``, ``tool_result``); ``compaction``; a custom
+    entry: its kind (``custom`` when empty); anything else: its class name. O(1).
+    """
+    if isinstance(entry, MessageEntry):
+        m = entry.message
+        return m.injected.value if m.injected is not None else m.role
+    if isinstance(entry, CompactionEntry):
+        return "compaction"
+    if isinstance(entry, CustomEntry):
+        return entry.kind or "custom"
+    return type(entry).__name__
+
+
+def safe_session_id(*candidates: Any, default: str = DEFAULT_IMPORTED_ID) -> str:
+    """Return the first candidate made safe as a session id (see :func:`~durable_nb.session.check_session_id`).
+
+    Characters outside letters, digits, ``_``, ``.`` and ``-`` become ``-``;
+    leading and trailing ``.``/``-`` are dropped; at most 200 characters.
+    Empty or non-string candidates are skipped; with none left, ``default``.
+    O(length).
+    """
+    for c in candidates:
+        if not isinstance(c, str):
+            continue
+        s = _UNSAFE.sub("-", c.strip()).lstrip(".-")[:200].rstrip(".-")
+        if s:
+            return s
+    return default
+
+
+def is_legacy_meta(record: dict[str, Any]) -> bool:
+    """Return whether an entry record carries the legacy top-level ``"meta": true`` flag (rule R13).
+
+    Only ``true`` counts: ``"meta": false`` (or any other value) is not the flag. O(1).
+    """
+    return record.get("meta") is True
+
+
+def legacy_meta_warning(session_id: str, n: int) -> str:
+    """Return the one warning for ``n`` legacy-flagged entries in session ``session_id``."""
+    return (
+        f"session {session_id!r}: {n} entr{'y carries' if n == 1 else 'ies carry'} the legacy top-level "
+        '"meta": true flag, which nothing reads: they load as ordinary messages (shown in the transcript, '
+        "counted as turns by compaction). To hide them, write an upgraded copy with "
+        "durable_nb.importers.upgrade_legacy_meta(path, store, new_session_id); the original is not changed."
+    )
