@@ -359,7 +359,7 @@ class SessionWidget(anywidget.AnyWidget):
         return views_at(self.agent.path(at) if at else [], at, following_leaf, limit, self.agent.session_id)
 
     def _static_state(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("session_id", "base", "tail", "leaf_id", "views")}
+        return {k: getattr(self, k) for k in ("session_id", "base", "tail", "leaf_id", "elided", "views")}
 
     def __repr__(self) -> str:
         return f"SessionWidget({fallback.header(self._static_state())})"
