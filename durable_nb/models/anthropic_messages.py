@@ -25,7 +25,7 @@ import anthropic
 from .. import ai
 from ..errors import ModelError
 from . import split_base_url
-from .blocks import b64, block_text, is_text_file, omitted
+from .blocks import b64, block_text, is_text_file, omitted, split_settings, tool_schema
 from .failures import cut_short, provider_error, redact
 
 PROVIDER = "anthropic"
@@ -124,21 +124,18 @@ def usage_of(u: Any) -> dict[str, int]:
 
 
 def tools_of(tools: Sequence[ai.ToolSpec]) -> list[dict[str, Any]]:
-    """Return the Messages API ``tools`` for our tool specs, in order.
-
-    A spec with no ``parameters`` takes an empty object (the API wants an
-    ``input_schema``); an empty description is left out.
-    """
+    """Return the Messages API ``tools`` for our tool specs, in order (an empty description is left out)."""
     out = []
     for t in tools:
         tool: dict[str, Any] = {"name": t.name}
         if t.description:
             tool["description"] = t.description
-        tool["input_schema"] = t.parameters or {"type": "object", "properties": {}}
+        tool["input_schema"] = tool_schema(t)
         out.append(tool)
     return out
 
 
+SETTINGS = {"max_tokens": "max_tokens", "stop": "stop_sequences", "seed": None}
 RESERVED = frozenset({"model", "messages", "stream", "system", "tools"})
 
 
@@ -154,25 +151,16 @@ def request_args(request: ai.Request | None, max_tokens: int) -> dict[str, Any]:
     (``extra_body``). Raises :class:`~durable_nb.errors.ModelError` for an
     extra that would replace what durable_nb sends.
     """
-    args: dict[str, Any] = {"max_tokens": max_tokens}
     if request is None:
-        return args
+        return {"max_tokens": max_tokens}
+    args, extra = split_settings(request.settings, PROVIDER, SETTINGS, RESERVED)
+    args.setdefault("max_tokens", max_tokens)
+    if isinstance(args.get("stop_sequences"), str):
+        args["stop_sequences"] = [args["stop_sequences"]]
     if request.system:
         args["system"] = request.system
     if request.tools:
         args["tools"] = tools_of(request.tools)
-    extra = {}
-    for k, v in request.settings.items():
-        if v is None or k == "seed":
-            continue
-        if k in RESERVED:
-            raise ModelError(f"{PROVIDER}: the setting {k!r} is sent by durable_nb itself; leave it out")
-        if k == "max_tokens":
-            args[k] = v
-        elif k == "stop":
-            args["stop_sequences"] = [v] if isinstance(v, str) else list(v)
-        else:
-            extra[k] = v
     if extra:
         args["extra_body"] = extra
     return args

@@ -1,4 +1,4 @@
-"""What every provider conversion shares: reminder tags, flattening, file fallbacks.
+"""What every provider conversion shares: reminder tags, flattening, file fallbacks, tool schemas, settings.
 
 A :class:`~durable_nb.ai.Reminder` block is injected context for the model,
 so every provider receives it, as text wrapped in ``<system-reminder>`` tags
@@ -10,9 +10,11 @@ imported here.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from .. import ai
+from ..errors import ModelError
 
 TEXT_MIME_PREFIXES = ("text/",)
 TEXT_MIME_TYPES = frozenset(
@@ -104,3 +106,37 @@ def data_url(block: ai.Image | ai.File) -> str:
 def b64(data: bytes) -> str:
     """Return ``data`` as base64 text."""
     return base64.b64encode(data).decode("ascii")
+
+
+EMPTY_SCHEMA = {"type": "object", "properties": {}}
+
+
+def tool_schema(tool: ai.ToolSpec) -> dict[str, Any]:
+    """Return a tool's JSON Schema for its arguments; a tool with none takes an empty object (APIs want one)."""
+    return tool.parameters or EMPTY_SCHEMA
+
+
+def split_settings(
+    settings: Mapping[str, Any], provider: str, named: Mapping[str, str | None], reserved: Iterable[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a request's settings into the SDK's keyword arguments and the extras for the body.
+
+    ``named`` maps a setting to the SDK's keyword for it (``None``: the API
+    has no such setting, so it is not sent); every other setting is an
+    extra, sent in the body as it is. Settings set to ``None`` are left out.
+    Raises :class:`~durable_nb.errors.ModelError` (one line) for a setting in
+    ``reserved``: something durable_nb sends itself. O(settings).
+    """
+    reserved = frozenset(reserved)
+    args: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for k, v in settings.items():
+        if v is None:
+            continue
+        if k in reserved:
+            raise ModelError(f"{provider}: the setting {k!r} is sent by durable_nb itself; leave it out")
+        if k not in named:
+            extra[k] = v
+        elif named[k] is not None:
+            args[named[k]] = v
+    return args, extra

@@ -21,7 +21,7 @@ from llm.parts import AttachmentPart, ReasoningPart, TextPart, ToolCallPart, Too
 
 from .. import ai
 from ..errors import ModelError
-from .blocks import file_text, flatten, is_text_file, omitted
+from .blocks import file_text, flatten, is_text_file, omitted, tool_schema
 from .failures import provider_error
 
 PROVIDER = "llm"
@@ -103,10 +103,7 @@ def _thinking(p: ReasoningPart) -> ai.Thinking | None:
 
 def tools_of(tools: Sequence[ai.ToolSpec]) -> list[llm.Tool]:
     """Return llm ``Tool`` objects for our tool specs (no implementation: the agent runs the tools)."""
-    return [
-        llm.Tool(name=t.name, description=t.description or None, input_schema=t.parameters or {"type": "object"})
-        for t in tools
-    ]
+    return [llm.Tool(name=t.name, description=t.description or None, input_schema=tool_schema(t)) for t in tools]
 
 
 def stop_reason_of(response_json: Any) -> str | None:

@@ -24,7 +24,7 @@ import openai
 from .. import ai
 from ..errors import ModelError
 from . import split_base_url
-from .blocks import block_text, data_url, file_text, flatten, is_text_file, omitted
+from .blocks import block_text, data_url, file_text, flatten, is_text_file, omitted, split_settings, tool_schema
 from .failures import cut_short, provider_error
 
 PROVIDER = "openai"
@@ -129,50 +129,39 @@ def usage_of(u: Any) -> dict[str, int]:
 
 
 def tools_of(tools: Sequence[ai.ToolSpec]) -> list[dict[str, Any]]:
-    """Return the Chat Completions ``tools`` for our tool specs: ``function`` tools, in order.
-
-    A spec with no ``parameters`` is sent as taking an empty object (the
-    API wants a schema); an empty description is left out.
-    """
+    """Return the Chat Completions ``tools`` for our tool specs: ``function`` tools, in order
+    (an empty description is left out)."""
     out = []
     for t in tools:
         fn: dict[str, Any] = {"name": t.name}
         if t.description:
             fn["description"] = t.description
-        fn["parameters"] = t.parameters or {"type": "object", "properties": {}}
+        fn["parameters"] = tool_schema(t)
         out.append({"type": "function", "function": fn})
     return out
 
 
-SETTINGS = ("temperature", "max_tokens", "top_p", "seed", "stop")
+SETTINGS = {k: k for k in ("temperature", "max_tokens", "top_p", "seed", "stop")}
 RESERVED = frozenset({"model", "messages", "stream", "stream_options", "tools"})
 
 
-def request_args(request: ai.Request | None) -> dict[str, Any]:
+def request_args(request: ai.Request | None, official: bool = False) -> dict[str, Any]:
     """Return the keyword arguments of ``chat.completions.create`` for a request (no messages).
 
-    ``tools``, then the settings by the API's own names (``max_tokens`` as
-    ``max_tokens``, which local servers read; give OpenAI's reasoning models
-    ``max_completion_tokens`` as an extra), each only when set; any other
-    setting (a provider extra) goes into the body as it is (``extra_body``).
-    Raises :class:`~durable_nb.errors.ModelError` for an extra that would
-    replace what durable_nb sends (``model``, ``messages``, ``stream``, ``tools``).
+    ``tools``, then the settings by the API's names, each only when set:
+    ``max_tokens`` is sent as ``max_tokens`` (what local servers read), or
+    as ``max_completion_tokens`` to OpenAI itself (``official``), whose
+    reasoning models refuse ``max_tokens``. Any other setting (a provider
+    extra) goes into the body as it is (``extra_body``). Raises
+    :class:`~durable_nb.errors.ModelError` for an extra that would replace
+    what durable_nb sends (``model``, ``messages``, ``stream``, ``tools``).
     """
     if request is None:
         return {}
-    args: dict[str, Any] = {}
+    named = {**SETTINGS, "max_tokens": "max_completion_tokens"} if official else SETTINGS
+    args, extra = split_settings(request.settings, PROVIDER, named, RESERVED)
     if request.tools:
         args["tools"] = tools_of(request.tools)
-    extra = {}
-    for k, v in request.settings.items():
-        if v is None:
-            continue
-        if k in RESERVED:
-            raise ModelError(f"{PROVIDER}: the setting {k!r} is sent by durable_nb itself; leave it out")
-        if k in SETTINGS:
-            args[k] = v
-        else:
-            extra[k] = v
     if extra:
         args["extra_body"] = extra
     return args
@@ -280,7 +269,7 @@ class OpenAIChat:
         ``finish_reason`` (a cut connection) is an error, not a short reply.
         """
         reply = _Reply()
-        extra = request_args(request)
+        extra = request_args(request, official=str(self.client.base_url).rstrip("/") == DEFAULT_BASE_URL)
         try:
             with self.client.chat.completions.create(
                 model=self.model,

@@ -286,3 +286,30 @@ def test_llm_reasoning_round_trips_with_the_plugins_own_metadata():
     other = ai.Thinking("a local model's musings")  # not from llm: not sent back
     (sent,) = to_llm([ai.Message("assistant", [kept, other, ai.Text("Done.")])])
     assert sent.parts == [part, TextPart(text="Done.")]
+
+
+def test_settings_map_to_each_api_and_openai_itself_gets_max_completion_tokens():
+    from durable_nb.models import anthropic_messages, openai_chat
+
+    req = ai.Request(settings={"temperature": 0.5, "max_tokens": 64, "seed": 1, "stop": "END", "top_k": 5})
+    assert openai_chat.request_args(req) == {
+        "temperature": 0.5,
+        "max_tokens": 64,
+        "seed": 1,
+        "stop": "END",
+        "extra_body": {"top_k": 5},
+    }
+    assert (
+        openai_chat.request_args(req, official=True)["max_completion_tokens"] == 64
+    )  # reasoning models refuse max_tokens
+    assert anthropic_messages.request_args(req, 8192) == {
+        "max_tokens": 64,
+        "stop_sequences": ["END"],
+        "extra_body": {"temperature": 0.5, "top_k": 5},  # no seed: the API has none
+    }
+    assert anthropic_messages.request_args(None, 8192) == {"max_tokens": 8192}
+    for provider in (openai_chat, anthropic_messages):
+        with pytest.raises(ModelError, match="the setting 'model' is sent by durable_nb itself"):
+            provider.request_args(
+                ai.Request(settings={"model": "x"}), *([8192] if provider is anthropic_messages else [])
+            )
