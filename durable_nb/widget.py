@@ -24,6 +24,14 @@ State lives in traitlets (custom messages sent before display are lost):
 The one request the front end sends is ``{"action": "branch", "id": ...}``
 ("continue from here"): Python calls ``agent.branch(id)`` and syncs back.
 The widget never writes the store.
+
+**Live across kernels.** On a store that notifies appends (PostgreSQL's
+``LISTEN/NOTIFY``, :meth:`~durable_nb.session.PostgresStore.subscribe`), an
+open widget in a kernel follows appends made by any other kernel: the
+notification is handed to the kernel's main thread (its IO loop), which
+reads the new entries into the agent (:meth:`~durable_nb.durable.Agent.refresh`,
+the leaf stays) and syncs, with no cell run. A busy kernel catches up when
+its cell ends.
 """
 
 from __future__ import annotations
@@ -265,6 +273,36 @@ def sync_widgets(agent: Any) -> None:
             w.sync()
 
 
+def _main_thread_caller() -> Any:
+    """Return the running kernel's thread-safe ``add_callback`` (runs a function on its main thread),
+    or ``None`` outside a kernel (terminal IPython, plain Python)."""
+    try:
+        from IPython import get_ipython
+
+        return get_ipython().kernel.io_loop.add_callback
+    except AttributeError:
+        return None
+
+
+def _follow(widget: SessionWidget) -> Any:
+    """Subscribe ``widget`` to appends by other writers when its store notifies them and a kernel
+    runs; return the unsubscribe function, or ``None``. Holds the widget weakly."""
+    subscribe = getattr(widget.agent.store, "subscribe", None)
+    call = _main_thread_caller()
+    if subscribe is None or call is None:
+        return None
+    ref = weakref.ref(widget)
+    widget._pending = False
+
+    def on_append(_session_id: str) -> None:  # on the listener's thread: hand over, once per burst
+        w = ref()
+        if w is not None and not w._pending:
+            w._pending = True
+            call(w._catch_up)
+
+    return subscribe(widget.agent.session_id, on_append)
+
+
 class SessionWidget(anywidget.AnyWidget):
     """The entry tree of ``agent`` (a :class:`durable_nb.durable.Agent`), with its two views.
 
@@ -308,6 +346,27 @@ class SessionWidget(anywidget.AnyWidget):
         )
         self.on_msg(self._on_request)
         _open.add(self)
+        self._unsubscribe = _follow(self)
+
+    def close(self) -> None:
+        """Close the widget and stop following its store."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        super().close()
+
+    def _catch_up(self) -> None:
+        """On the main thread: read what other writers appended and sync every widget of the agent."""
+        self._pending = False
+        if self.comm is None:
+            return
+        try:
+            new = self.agent.refresh()
+        except DurableError as e:  # the database went away: say so, keep what is shown
+            self.error = str(e)
+            return
+        if new:
+            sync_widgets(self.agent)
 
     def sync(self) -> None:
         """Push the agent's current log and leaf to the front end, sending only what changed.

@@ -272,6 +272,20 @@ class Agent:
         self._commit(prepared)
         return prepared
 
+    def refresh(self) -> list[Entry]:
+        """Read the entries other writers appended to this session since it was loaded; return them.
+
+        They join the log in the store's append order (another kernel's turn
+        shows up as a sibling branch, rule R14); the leaf stays where it is,
+        so this agent's next turn still continues from its own position.
+        Entries already known (its own appends) are skipped. Cost: one load
+        of the session from the store, O(entries).
+        """
+        new = [e for e in self.store.load_entries(self.session_id) if e.id not in self._by_id]
+        for e in new:
+            self._remember(e)
+        return new
+
     def branch(self, entry_id: str) -> None:
         """Move the leaf to ``entry_id`` (``""`` rewinds before the first entry).
 

@@ -59,6 +59,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--keep", "compact: turns to keep verbatim (default 0)", where="compact", spec={"metavar": "N", "type": int}
     ),
+    Option("--session", "search: only this session", where="search", spec={"metavar": "ID"}),
 )
 FLAGS = sorted(o.flag for o in OPTIONS)
 
@@ -146,6 +147,7 @@ class Call:
     interpolate: bool = True
     dry_run: bool = False
     keep: int | None = None
+    session: str | None = None
 
 
 def suggest(word: str, choices) -> str:
@@ -181,6 +183,7 @@ def parse(line: str, cell: bool) -> Call:
         interpolate=not ns.no_interpolate,
         dry_run=ns.dry_run,
         keep=ns.keep,
+        session=ns.session,
     )
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:

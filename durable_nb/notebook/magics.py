@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Float, Unicode, observe
 
 from ..errors import DurableError
+from ..session import Store, open_store
+from ..session.pgstore import mask_dsn
 from . import args as argmod
 from .identity import identity
 from .interpolate import interpolate
@@ -68,7 +69,10 @@ class DurableMagics(Magics):
         "", help="Model for turns: 'offline', 'openai:<model>', ... ('' = $DURABLE_NB_MODEL or offline)."
     ).tag(config=True)
     store = Unicode(
-        ".durable", help="Store folder; relative paths are from the kernel's working directory (the notebook's folder)."
+        ".durable",
+        help="Where sessions are kept: a folder of JSONL logs (relative paths are from the kernel's working "
+        "directory, the notebook's folder), sqlite:///path.db, or a postgresql:// DSN (shown with its password "
+        "masked; better keep it in PGPASSWORD or ~/.pgpass).",
     ).tag(config=True)
     session = Unicode(
         "",
@@ -82,6 +86,8 @@ class DurableMagics(Magics):
         self._state: NotebookSession | None = None
         self._carry: list = []  # staged entries kept across a %config change of store/session
         self._identity: str | None = None  # the notebook-metadata session id the state was opened for
+        self._secret_store: tuple[str, str] | None = None  # (masked spec shown in .store, the real spec)
+        self._opened: tuple[str, Store] | None = None  # (spec, store): a SQL store is opened once
 
     # -- state ----------------------------------------------------------------
 
@@ -102,8 +108,9 @@ class DurableMagics(Magics):
         carry = self._state.staged if self._state is not None else self._carry
         ns = self.shell.user_ns if self.shell is not None else {}
         sid = ident.session if ident else self.session or default_session_name(ns)
-        root = Path(self.store).expanduser().resolve()
-        self._state = NotebookSession(root, sid, self.model or None, fork_of=ident.fork_of if ident else "")
+        self._state = NotebookSession(
+            self.open_store(), sid, self.model or None, fork_of=ident.fork_of if ident else ""
+        )
         self._identity = ident.session if ident else None
         self._state.staged, self._carry = carry, []
         if self._state.forked_from:
@@ -114,8 +121,35 @@ class DurableMagics(Magics):
             )
         return self._state
 
+    def open_store(self, spec: str | None = None) -> Store:
+        """Return the store ``spec`` names (``.store`` when ``None``), opened once per spec: see
+        :func:`~durable_nb.session.open_store`. Raises ``DurableError`` when it cannot be opened."""
+        if spec is None:
+            spec = self.store
+            if self._secret_store is not None and self._secret_store[0] == spec:
+                spec = self._secret_store[1]
+        if self._opened is None or self._opened[0] != spec:
+            store = open_store(spec)
+            old, self._opened = self._opened, (spec, store)
+            if old is not None and hasattr(old[1], "close"):
+                old[1].close()
+        return self._opened[1]
+
+    def use_store(self, spec: str) -> Store:
+        """Open the store ``spec`` names and make it the notebook's (``.store``, password masked); return it.
+
+        Nothing changes when it cannot be opened (``DurableError``, one line)."""
+        store = self.open_store(spec)
+        self.store = spec
+        return store
+
     @observe("store", "session")
     def _reopen(self, change) -> None:
+        if change["name"] == "store" and mask_dsn(change["new"]) != change["new"]:
+            # keep the password out of the trait (%config DurableMagics shows it): the real spec stays here
+            self._secret_store = (mask_dsn(change["new"]), change["new"])
+            self.store = self._secret_store[0]
+            return
         old = getattr(self, "_state", None)
         self._carry = old.staged if old is not None else []
         self._state = None  # the next use opens the new store / session

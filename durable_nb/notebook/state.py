@@ -35,8 +35,11 @@ from ..session import (
     CompactionEntry,
     CustomEntry,
     Entry,
+    Hit,
     JsonlStore,
     MessageEntry,
+    Store,
+    describe,
     entry_kind,
     is_ephemeral,
     is_turn_start,
@@ -136,7 +139,8 @@ class Turn:
 class NotebookSession:
     """The notebook's session state (see the module docs).
 
-    ``store_dir`` is the JSONL store's folder, ``session_id`` the session to
+    ``store`` is a store (JSONL, SQLite, PostgreSQL, memory) or a JSONL
+    store's folder, ``session_id`` the session to
     continue (created if missing), ``model`` anything
     :func:`durable_nb.models.build` accepts. ``fork_of`` names the session
     this notebook was copied from: when ``session_id`` does not exist yet and
@@ -146,9 +150,9 @@ class NotebookSession:
     """
 
     def __init__(
-        self, store_dir: str | os.PathLike[str], session_id: str, model: ModelLike = None, fork_of: str = ""
+        self, store: Store | str | os.PathLike[str], session_id: str, model: ModelLike = None, fork_of: str = ""
     ) -> None:
-        self.store = JsonlStore(Path(store_dir))
+        self.store: Store = store if isinstance(store, Store) else JsonlStore(Path(store))
         self._model: ModelLike = model
         self.widgets: weakref.WeakSet = weakref.WeakSet()
         self.inspected = None  # an importers.Imported while a saved log is open read-only
@@ -370,19 +374,17 @@ class NotebookSession:
 
     # -- verbs -------------------------------------------------------------------------
 
+    def search(self, text: str, session: str | None = None, limit: int = 50) -> list[Hit]:
+        """Return the entries of this store whose text holds every word of ``text``, across sessions and
+        branches (``session`` limits it to one). The SQL stores use their full-text index; JSONL and
+        memory stores scan."""
+        if session is not None and not self._exists(session):
+            raise DurableError(f"no session {session!r} in {describe(self.store)}; %durable sessions lists them")
+        return self.store.search(text, session=session, limit=limit)
+
     def resolve(self, ref: str) -> Entry:
         """Return the entry ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""
-        agent = self.agent
-        try:
-            return agent.entry(ref)
-        except KeyError:
-            pass
-        hits = [e for e in agent.entries() if e.id.startswith(ref)] if ref else []
-        if len(hits) == 1:
-            return hits[0]
-        if len(hits) > 1:
-            raise DurableError(f"entry prefix {ref!r} is ambiguous ({len(hits)} entries): give more characters")
-        raise DurableError(f"no entry {ref!r} in session {agent.session_id!r}; %durable log lists the entries")
+        return _resolve(self.agent, ref)
 
     def branch(self, ref: str) -> Entry:
         """Move the leaf to the entry ``ref`` names; return it. Ephemeral targets are refused."""
@@ -445,26 +447,29 @@ class NotebookSession:
         self.check_model()
         return agent.compact(keep_turns=keep)
 
-    def open(self, ref: str):
-        """Open a saved log read-only for inspection: a file path, or a session id of this store.
+    def open(self, ref: str, at: str | None = None):
+        """Open a saved log read-only for inspection: a session id of this store, or a log file's path.
 
-        Returns the :class:`~durable_nb.importers.Imported`. Its agent works
-        on an in-memory copy; turns, staging, notes, fork and compact are
-        refused until :meth:`close`.
+        ``at`` puts the leaf at that entry (an id or a unique prefix; a
+        search hit's entry); else it is where the session resumes. Returns
+        the :class:`~durable_nb.importers.Imported`. Its agent works on an
+        in-memory copy; turns, staging, notes, fork and compact are refused
+        until :meth:`close`. Any store works (JSONL, SQLite, PostgreSQL).
         """
-        from ..importers import open_session
+        from ..importers import Imported, in_memory, open_session
 
         p = Path(ref).expanduser()
-        if not p.is_file():
-            try:
-                p = self.store.file(ref)
-            except DurableError:
-                raise DurableError(f"no file {ref!r} and no session of that id in {self.store.root}") from None
-            if not p.is_file():
-                raise DurableError(
-                    f"no file {ref!r} and no session {ref!r} in {self.store.root}; %durable sessions lists them"
-                )
-        imported = open_session(p)
+        if self._exists(ref):
+            entries = self.store.load_entries(ref)
+            imported = Imported(in_memory(ref, entries), "durable_nb", Path(f"{describe(self.store)} session {ref}"))
+        elif p.is_file():
+            imported = open_session(p)
+        else:
+            raise DurableError(
+                f"no session {ref!r} in {describe(self.store)} and no file {ref!r}; %durable sessions lists them"
+            )
+        if at is not None:
+            imported.agent.branch(_resolve(imported.agent, at).id)
         self.inspected = imported
         self.sync()
         return imported
@@ -489,6 +494,20 @@ class NotebookSession:
                 continue
             out.append((rec.id, len(entries), entries[-1].created_at if entries else rec.created_at))
         return out
+
+
+def _resolve(agent: Agent, ref: str) -> Entry:
+    """Return the entry of ``agent`` that ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""
+    try:
+        return agent.entry(ref)
+    except KeyError:
+        pass
+    hits = [e for e in agent.entries() if e.id.startswith(ref)] if ref else []
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        raise DurableError(f"entry prefix {ref!r} is ambiguous ({len(hits)} entries): give more characters")
+    raise DurableError(f"no entry {ref!r} in session {agent.session_id!r}; %durable log lists the entries")
 
 
 def counts(entries: list[Entry]) -> dict[str, int]:

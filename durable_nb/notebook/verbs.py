@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DurableError
 from ..models import ModelLike, build
+from ..session import JsonlStore, describe
 from .render import dry_run_text, entry_label, entry_text, plural, short
 from .state import NotebookSession, counts
 
@@ -44,6 +45,8 @@ class Verb:
 
     @property
     def max_args(self) -> int:
+        if "...>" in self.usage:  # <text...>: any number of words
+            return 10**6
         return self.min_args + len(re.findall(r"\[(?!-)[^\]]*\]", self.usage))
 
 
@@ -88,7 +91,12 @@ def staged_text(st: NotebookSession) -> str:
 def status(m: DurableMagics, call: Call) -> None:
     st = m.state
     a = st.agent
-    where = f"read-only copy of {st.inspected.source}" if st.inspected else str(st.store.file(a.session_id))
+    if st.inspected:
+        where = f"read-only copy of {st.inspected.source}"
+    elif isinstance(st.store, JsonlStore):
+        where = str(st.store.file(a.session_id))
+    else:
+        where = describe(st.store)
     c = counts(a.entries())
     lines = [
         f"session  {a.session_id}  ({where})",
@@ -109,10 +117,10 @@ def sessions(m: DurableMagics, call: Call) -> None:
     st = m.state
     rows = st.sessions()
     if not rows:
-        print(f"no saved sessions in {st.store.root}")
+        print(f"no saved sessions in {describe(st.store)}")
         return
     width = max(len(r[0]) for r in rows)
-    print(f"{len(rows)} session(s) in {st.store.root}:")
+    print(f"{len(rows)} session(s) in {describe(st.store)}:")
     for sid, n, last in rows:
         mark = "*" if sid == st.own.session_id else " "
         when = last[:19].replace("T", " ") if last else "-"
@@ -122,7 +130,7 @@ def sessions(m: DurableMagics, call: Call) -> None:
 @verb("new [id]", "start a new session (and use it)")
 def new(m: DurableMagics, call: Call) -> None:
     a = m.state.new(call.args[0] if call.args else None)
-    print(f"new session {a.session_id} in {m.state.store.root}")
+    print(f"new session {a.session_id} in {describe(m.state.store)}")
 
 
 @verb("use <id>", "continue a saved session (created if missing)")
@@ -131,9 +139,13 @@ def use(m: DurableMagics, call: Call) -> None:
     print(f"using session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'})")
 
 
-@verb("open <path | id>", "inspect a saved log read-only (turns refused; fork to continue it)")
+@verb(
+    "open <id | path> [entry-id]",
+    "inspect a saved session or log read-only (turns refused; fork to continue it)\n"
+    "(at an entry: the leaf is put there, e.g. a search hit)",
+)
 def open_(m: DurableMagics, call: Call) -> None:
-    imp = m.state.open(call.args[0])
+    imp = m.state.open(call.args[0], call.args[1] if len(call.args) > 1 else None)
     a = imp.agent
     print(
         f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
@@ -141,6 +153,36 @@ def open_(m: DurableMagics, call: Call) -> None:
     )
     for w in imp.warnings:
         print(f"warning: {w}")
+
+
+@verb(
+    "search <words...> [--session ID]",
+    "entries holding every word, across sessions and branches\n(each hit names the %durable open line that shows it)",
+)
+def search(m: DurableMagics, call: Call) -> None:
+    st = m.state
+    text = " ".join(call.args)
+    hits = st.search(text, session=call.session)
+    where = describe(st.store) + (f" session {call.session}" if call.session else "")
+    if not hits:
+        print(f"no entry holds every word of {text!r} in {where}")
+        return
+    print(f"{plural(len(hits), 'entry', 'entries')} with {text!r} in {where}:")
+    for h in hits:
+        when = h.created_at[:19].replace("T", " ") if h.created_at else "-"
+        print(f"  {h.session_id} · {h.entry_id} · {when}  {short(h.snippet, 70)!r}")
+        print(f"      %durable open {h.session_id} {h.entry_id}")
+
+
+@verb("store [where]", "show or set where sessions are kept:\na folder (JSONL), sqlite:///file.db, postgresql://...")
+def store(m: DurableMagics, call: Call) -> None:
+    st = m.use_store(call.args[0]) if call.args else m.state.store
+    kind = {"JsonlStore": "JSONL folder", "SqliteStore": "SQLite file", "PostgresStore": "PostgreSQL"}.get(
+        type(st).__name__, type(st).__name__
+    )
+    sid = m.state.own.session_id  # the notebook's session, created here if missing
+    n = len(st.list_sessions())
+    print(f"store: {kind} {describe(st)} ({plural(n, 'session', 'sessions')}); session {sid}")
 
 
 @verb("close", "stop inspecting; back to the notebook's session")

@@ -99,9 +99,9 @@ def split_dsn(dsn: str) -> tuple[str, str | None, str]:
     try:
         params = conninfo_to_dict(dsn)
     except psycopg.Error as e:
-        masked = _mask_unparsed(dsn)
+        masked = mask_dsn(dsn)
         raise DurableError(
-            f"cannot read the PostgreSQL DSN {masked}: {_mask_unparsed(' '.join(str(e).split()), dsn)} "
+            f"cannot read the PostgreSQL DSN {masked}: {mask_dsn(' '.join(str(e).split()), dsn)} "
             "(expected postgresql://user@host/dbname or 'host=... dbname=...')"
         ) from None
     password = params.pop("password", None)
@@ -120,9 +120,10 @@ def mask(text: str, password: str | None) -> str:
     return text
 
 
-def _mask_unparsed(text: str, dsn: str | None = None) -> str:
-    """Mask what looks like a password in ``text`` when the DSN itself could not be parsed:
-    a URI's ``user:password@``, a ``password=`` pair, and any word of ``dsn`` after ``password=``."""
+def mask_dsn(text: str, dsn: str | None = None) -> str:
+    """Return ``text`` with what looks like a password masked, without parsing it as a DSN:
+    a URI's ``user:password@``, a ``password=`` pair, and (given ``dsn``) the password
+    ``dsn`` holds wherever it appears in ``text``. Needs no psycopg."""
     text = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
     text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", text, flags=re.I)
     if dsn:

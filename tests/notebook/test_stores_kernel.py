@@ -1,0 +1,131 @@
+"""The notebook on every store, in real kernels: ``%durable store``, ``sessions``, ``search``,
+``open`` at a hit, the widget; and two kernels on one PostgreSQL session, where a turn in one
+shows up in the other's open widget without anything being run there."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from kernel import Kernel
+
+STORES = ["jsonl", "sqlite", "postgres"]
+
+
+@pytest.fixture(params=STORES)
+def spec(request, tmp_path):
+    return {
+        "jsonl": lambda: str(tmp_path / "logs"),
+        "sqlite": lambda: f"sqlite://{tmp_path / 'team.db'}",
+        "postgres": lambda: request.getfixturevalue("pg_dsn"),
+    }[request.param]()
+
+
+def _out(r) -> str:
+    return r.stdout + r.stderr + str(r.error or "") + str(r.displays)
+
+
+def test_every_store_works_the_same_in_a_notebook(nb, spec, pg_server):
+    k = nb.k
+    try:
+        r = k.ok(f"%durable store {spec}")
+        assert r.stdout.startswith("store: ") and "(1 session)" in r.stdout  # the notebook's own, created
+        k.ok("%durable new alpha")
+        r = nb.cell("the zebra crossing")
+        assert r.status == "ok", r
+        k.ok("%durable new beta")
+        assert nb.cell("a zebra on a branch").status == "ok"
+        r = k.ok("%durable sessions")
+        assert "3 session(s)" in r.stdout and "alpha" in r.stdout and "beta" in r.stdout
+        assert "2 entries" in r.stdout  # each: the user message and the offline reply
+
+        r = k.ok("%durable search zebra")
+        lines = r.stdout.splitlines()
+        opens = [line.strip() for line in lines if line.strip().startswith("%durable open alpha")]
+        assert opens, r.stdout  # a hit in alpha, with the line that opens it there
+        r = k.ok("%durable search zebra --session beta")
+        assert "alpha" not in r.stdout and "%durable open beta" in r.stdout
+        assert "no entry holds every word" in k.ok("%durable search unicorn").stdout
+
+        r = k.ok(opens[0])  # open alpha read-only, the leaf at the hit (the user message)
+        assert "read-only" in r.stdout
+        hit = opens[0].split()[-1]
+        assert k.value("get_ipython().find_magic('durable').__self__.state.agent.leaf_id") == hit
+        r = k.ok("%durable show")
+        assert any("application/vnd.jupyter.widget-view+json" in d["data"] for d in r.displays)
+        r = k.run("%durable use alpha")  # inspection ends when the notebook picks a session
+        k.ok("%durable close")
+
+        r = k.ok("%durable status")
+        assert "session  beta" in r.stdout or "session  alpha" in r.stdout
+
+        # %config takes the same strings; the DSN's password never reaches an output
+        k.ok(f"%config DurableMagics.store = {spec!r}")
+        shown = k.ok("%config DurableMagics")
+        if spec.startswith("postgresql://"):
+            assert "durable:***@" in shown.stdout  # the setting is shown masked
+        assert "Error" not in _out(k.ok("%durable sessions"))  # the store still opens (with its password)
+        for r in (shown, k.ok("%durable store"), k.ok("%durable sessions"), k.ok("%durable")):
+            assert pg_server.password not in _out(r)
+    finally:
+        k.ok("%config DurableMagics.store = '.durable'")
+
+
+def test_a_store_that_cannot_be_opened_is_one_line_and_changes_nothing(nb, pg_server):
+    k = nb.k
+    bad = pg_server.dsn(password="Not-The-Pw-4411")
+    r = k.run(f"%durable store {bad}")
+    assert r.status == "error" and r.reply["ename"] == "UsageError", (r.reply, r.stderr)
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("UsageError: cannot connect to PostgreSQL at postgresql://durable:***@")
+    assert "password authentication failed" in line and "Not-The-Pw-4411" not in _out(r) + str(r.reply)
+    assert "JSONL folder" in k.ok("%durable store").stdout  # still the notebook's folder
+
+
+def test_two_kernels_on_one_postgres_session_a_turn_in_one_appears_in_the_others_open_widget(
+    pg_dsn, tmp_path, pg_server
+):
+    a, b = Kernel(tmp_path), Kernel(tmp_path)
+    try:
+        for k in (a, b):
+            k.ok("%load_ext durable_nb")
+            k.ok(f"%durable store {pg_dsn}")
+            k.ok("%durable use shared")
+        b.ok("w = get_ipython().run_line_magic('durable', 'show')\nw")
+        assert b.value("len(w.base) + len(w.tail)") == 0
+        while True:  # drain b's output so far
+            try:
+                b.kc.get_iopub_msg(timeout=0.2)
+            except Exception:
+                break
+
+        r = a.run("%%durable\nhello from kernel A, live")
+        assert r.status == "ok"
+
+        # Nothing is run in b: its kernel pushes the new rows to its widget on its own, receipt by receipt.
+        pushed: dict[str, dict] = {}
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(pushed) < 2:
+            try:
+                msg = b.kc.get_iopub_msg(timeout=1)
+            except Exception:
+                continue
+            if msg["msg_type"] == "comm_msg":
+                state = msg["content"]["data"].get("state", {})
+                for row in state.get("base", []) + state.get("tail", []):
+                    pushed[row["id"]] = row
+        rows = list(pushed.values())
+        assert [r["role"] for r in rows] == ["user", "assistant"], "kernel B's widget was not updated"
+        assert rows[0]["preview"] == "hello from kernel A, live"
+        assert b.value("[r['preview'] for r in w.base + w.tail][:1]") == ["hello from kernel A, live"]
+
+        # B's leaf stays where B was: its own turn grows a sibling branch, nothing is lost (R14).
+        assert b.value("w.leaf_id") == ""
+        b.run("%%durable\nhello from kernel B")
+        a.ok("from durable_nb.session import open_store as _o")
+        entries = a.value(f"[(e.parent_id, e.message.role) for e in _o({pg_dsn!r}).load_entries('shared')]")
+        assert len(entries) == 4 and [p for p, _ in entries].count("") == 2  # two roots: two branches
+        assert pg_server.password not in str(entries)
+    finally:
+        a.shutdown()
+        b.shutdown()
