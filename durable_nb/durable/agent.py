@@ -434,14 +434,6 @@ class Agent:
         if self.publisher is not None:
             self.publisher(ev)
 
-    def _ipython_display_(self) -> None:
-        """Show the session as a :class:`~durable_nb.widget.SessionWidget` (imported lazily)."""
-        from IPython.display import display
-
-        from ..widget import SessionWidget
-
-        display(SessionWidget(self))
-
     def __repr__(self) -> str:
         return f"<durable.Agent session={self.session_id!r} leaf={self.leaf_id!r} entries={len(self._log)}>"
 

@@ -7,6 +7,7 @@ Python access: e.g. ``current().agent.model = my_function``.
 
 from __future__ import annotations
 
+from ..durable import Agent
 from .magics import DurableMagics
 from .state import Note, NotebookSession
 
@@ -16,12 +17,23 @@ __all__ = ["DurableMagics", "Note", "NotebookSession", "current", "load_ipython_
 
 
 def load_ipython_extension(ipython) -> None:
-    """Register the magics and their settings (``%config DurableMagics``)."""
+    """Register the magics and their settings (``%config DurableMagics``), and show an
+    :class:`~durable_nb.durable.Agent` displayed in a cell as its session widget."""
     global _magics
     _magics = DurableMagics(shell=ipython, parent=ipython)
     ipython.register_magics(_magics)
     if _magics not in ipython.configurables:
         ipython.configurables.append(_magics)
+    ipython.display_formatter.ipython_display_formatter.for_type(Agent, show_agent)
+
+
+def show_agent(agent: Agent) -> None:
+    """Display ``agent`` as a :class:`~durable_nb.widget.SessionWidget` (the widget is imported here, on first use)."""
+    from IPython.display import display
+
+    from ..widget import SessionWidget
+
+    display(SessionWidget(agent))
 
 
 def current() -> NotebookSession:

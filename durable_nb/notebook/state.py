@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import sys
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,7 +153,6 @@ class NotebookSession:
     ) -> None:
         self.store: Store = store if isinstance(store, Store) else JsonlStore(Path(store))
         self._model: ModelLike = model
-        self.widgets: weakref.WeakSet = weakref.WeakSet()
         self.inspected = None  # an importers.Imported while a saved log is open read-only
         self.staged: list[MessageEntry] = []
         # origin -> latest durable entry it made, for one agent, read incrementally from its log
@@ -212,11 +210,8 @@ class NotebookSession:
     # -- widgets ------------------------------------------------------------
 
     def sync(self) -> None:
-        """Push the current state to every live widget: those registered in
-        ``widgets`` and every open :class:`~durable_nb.widget.SessionWidget`
-        of the current agent (however it was displayed)."""
-        for w in list(self.widgets):
-            w.sync()
+        """Push the current state to every open :class:`~durable_nb.widget.SessionWidget`
+        of the current agent, however it was displayed (the widget module keeps the one registry)."""
         widget = sys.modules.get("durable_nb.widget")  # loaded once any widget exists
         if widget is not None:
             widget.sync_widgets(self.agent)

@@ -2,14 +2,13 @@
 
 ``<root>/<id>.jsonl`` holds a ``session_init`` line, then one JSON object per
 entry (see :mod:`durable_nb.session.codec`). Writes are whole lines, made
-under an exclusive ``flock`` so two kernels appending to one session never
+under an exclusive lock (:mod:`.lock`) so two kernels appending to one session never
 interleave. A crash mid-write leaves at most one torn final line: load drops
 it, and the next append discards its bytes first, so the log keeps loading.
 """
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import json
 import os
@@ -24,6 +23,7 @@ import msgspec
 from ..errors import CorruptLog, SessionExists, SessionNotFound
 from .codec import DecodeError, decode, decode_lines, encode_line
 from .entry import Entry, now
+from .lock import exclusive
 from .rules import is_legacy_meta, legacy_meta_warning
 from .search import Hit, scan
 from .store import SessionRecord, check_session_id
@@ -159,11 +159,11 @@ class JsonlStore:
         except FileNotFoundError:
             raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            _mend_tail(fd)
-            _write_all(fd, payload)
-            if self.fsync:
-                os.fsync(fd)
+            with exclusive(fd):
+                _mend_tail(fd)
+                _write_all(fd, payload)
+                if self.fsync:
+                    os.fsync(fd)
         finally:
             os.close(fd)  # releases the lock
 

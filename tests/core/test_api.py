@@ -23,6 +23,23 @@ def test_session_and_ai_import_nothing_from_jupyter():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_import_and_the_jsonl_store_work_without_fcntl(tmp_path):
+    # Windows has no fcntl: the package must import there, and the store must still append and load.
+    # (Not the notebook layer here: on Linux IPython itself imports fcntl, through pexpect; on Windows it does not.)
+    code = (
+        "import sys; sys.modules['fcntl'] = None\n"
+        "import durable_nb, durable_nb.importers, durable_nb.models\n"
+        "from durable_nb import durable, session\n"
+        "from durable_nb.session import lock\n"
+        "assert lock.fcntl is None\n"
+        "a = durable.Agent(store=session.JsonlStore(sys.argv[1]), session_id='w'); a.run('hi').wait()\n"
+        "print(len(session.JsonlStore(sys.argv[1]).load_entries('w')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2"]
+
+
 def test_message_basics():
     m = ai.Message(role="user", content=[ai.Text("a"), ai.Reminder("hidden"), ai.Text("b")])
     assert m.text() == "ab"

@@ -291,18 +291,18 @@ def test_live_widgets_are_synced_after_receipts_and_moves(nb):
     nb.fresh()
     nb.k.ok(
         "from durable_nb.notebook import current\n"
-        "class Recorder:\n"
+        "from durable_nb.widget import SessionWidget\n"
+        "class Recorder(SessionWidget):\n"
         "    calls = 0\n"
         "    def sync(self): Recorder.calls += 1\n"
-        "rec = Recorder()\n"
-        "current().widgets.add(rec)"
+        "rec = Recorder(current().agent)"
     )
     nb.cell("one", [], new_cell_id())
     assert nb.k.value("Recorder.calls") == 2  # agent_start and message_end receipts
     nb.k.ok("%durable compact")
     nb.k.ok("%durable rewind")
     assert nb.k.value("Recorder.calls") == 4
-    nb.k.ok("del rec")
+    nb.k.ok("rec.close(); del rec")
     nb.cell("two", [], new_cell_id())  # a dropped widget is not kept alive
     assert nb.k.value("Recorder.calls") == 4
 

@@ -170,20 +170,18 @@ def test_default_session_name():
     assert default_session_name({"__session__": "../..ipynb"}, {}) == "default"
 
 
-class Recorder:
-    """Stands in for the widget: counts sync() calls."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def sync(self):
-        self.calls += 1
-
-
 def test_cell_position_rule_and_widget_sync(tmp_path):
+    from durable_nb.widget import SessionWidget
+
     st = NotebookSession(tmp_path, "s")
-    w = Recorder()
-    st.widgets.add(w)
+
+    class Recorder(SessionWidget):  # an open widget of the session's agent, counting its syncs
+        calls = 0
+
+        def sync(self):
+            self.calls += 1
+
+    w = Recorder(st.agent)
     st.stage("meta", "be brief", "cell:m")
     assert st.stage("meta", "be very brief", "cell:m") is True and len(st.staged) == 1
     st.run("hello", "cell:t", Turn())

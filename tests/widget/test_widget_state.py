@@ -178,11 +178,14 @@ def test_sync_widgets_updates_every_open_widget_of_the_agent(agent):
 
 def test_displaying_an_agent_shows_the_widget(agent):
     from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
     from IPython.utils.capture import capture_output
 
-    InteractiveShell.instance()
+    from durable_nb.notebook import load_ipython_extension
+
+    load_ipython_extension(InteractiveShell.instance())  # the notebook layer registers how an Agent is shown
     with capture_output() as cap:
-        agent._ipython_display_()
+        display(agent)
     (out,) = cap.outputs
     view = out.data["application/vnd.jupyter.widget-view+json"]
     (w,) = [x for x in widget_module._open if x.model_id == view["model_id"]]
