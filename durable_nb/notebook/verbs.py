@@ -284,6 +284,17 @@ def show(m: DurableMagics, call: Call):
     return SessionWidget(m.state.agent)  # it registers itself; state.sync() reaches it
 
 
+@verb("export <path>", "write the session to .html (one offline page), .md (a handout) or .jsonl (its log)")
+def export(m: DurableMagics, call: Call) -> None:
+    from ..share import export as export_session  # imports the widget module (its front end is the page's)
+
+    st = m.state
+    a = st.agent
+    source = str(st.inspected.source) if st.inspected is not None else str(st.store.file(a.session_id))
+    out = export_session(a, call.args[0], source)
+    print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
+
+
 @verb("help", "this help")
 def help_(m: DurableMagics, call: Call) -> None:
     print(m.durable.__doc__)

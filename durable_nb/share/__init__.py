@@ -2,4 +2,12 @@
 
 - :mod:`.fallback`: the static, script-free HTML (and the text) every widget
   output carries, so a saved notebook shows its session without a kernel.
+- :mod:`.page`: one self-contained, read-only HTML page of a session (the
+  widget's own front end with the data inside).
+- :mod:`.handout`: a Markdown handout of a session.
+- :mod:`.export`: :func:`export` writes any of them (or the JSONL log) by suffix.
 """
+
+from .export import FORMATS, export, jsonl_bytes
+
+__all__ = ["FORMATS", "export", "jsonl_bytes"]

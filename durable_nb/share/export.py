@@ -1,0 +1,100 @@
+"""Export a session to a file: ``.html`` (one self-contained page), ``.md`` (a handout) or
+``.jsonl`` (this project's log format, which re-opens losslessly).
+
+    from durable_nb.share import export
+    export(agent, "session.html")          # or .md, .jsonl; returns the path written
+
+The file is written whole or not at all (a temporary file beside it, then a
+rename), so an interrupted export leaves no half file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import DurableError, SessionNotFound
+from ..session import encode_line, is_ephemeral, now
+from .handout import handout
+from .page import page_html
+
+FORMATS = (".html", ".md", ".jsonl")
+
+
+def session_record(agent: Any, source: str = "") -> dict[str, str]:
+    """Return the ``session_init`` fields of ``agent``'s session: from ``source`` when it is a
+    log that starts with this session's ``session_init`` line (a log opened read-only keeps its
+    own parent and creation time), else from the agent's store, else new. Reads one line."""
+    p = Path(source) if source else None
+    if p is not None and p.is_file():
+        with p.open("rb") as f:
+            first = f.readline()
+        try:
+            init = json.loads(first)
+        except ValueError:
+            init = None
+        if isinstance(init, dict) and init.get("type") == "session_init" and init.get("id") == agent.session_id:
+            return {"parent_id": str(init.get("parent_id") or ""), "created_at": str(init.get("created_at") or "")}
+    try:
+        rec = agent.store.load_session(agent.session_id)
+        return {"parent_id": rec.parent_id, "created_at": rec.created_at}
+    except SessionNotFound:  # a store that keeps no record of it: the export still has a valid header
+        return {"parent_id": "", "created_at": now()}
+
+
+def jsonl_bytes(agent: Any, source: str = "") -> bytes:
+    """Return ``agent``'s session as a log: a ``session_init`` line (:func:`session_record`),
+    then every durable entry in append order (ephemeral entries are never stored, so never
+    exported), each line as the JSONL store writes it.
+
+    Opening the file (:func:`durable_nb.importers.open_session`, or a
+    :class:`~durable_nb.session.JsonlStore` holding it) gives the same entries back; the
+    leaf is the last entry, as for any reopened session (rule R9). O(size of the log).
+    """
+    init = {"type": "session_init", "id": agent.session_id, **session_record(agent, source)}
+    head = (json.dumps(init, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return head + b"".join(encode_line(e) for e in agent.entries() if not is_ephemeral(e))
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def export(agent: Any, path: str | os.PathLike[str], source: str = "") -> Path:
+    """Write ``agent``'s session to ``path`` in the format its suffix names; return the path.
+
+    ``.html``: :func:`~durable_nb.share.page.page_html`; ``.md``:
+    :func:`~durable_nb.share.handout.handout`; ``.jsonl``: :func:`jsonl_bytes`.
+    ``source`` (where the session came from) is named in the page and the
+    handout. An existing file is replaced (atomically). Raises
+    :class:`~durable_nb.errors.DurableError` for another suffix, a missing
+    folder, or a path that is the session's own log (``source``).
+    """
+    p = Path(path).expanduser()
+    writers: dict[str, Callable[[], bytes]] = {
+        ".html": lambda: page_html(agent, source).encode("utf-8"),
+        ".md": lambda: handout(agent, source).encode("utf-8"),
+        ".jsonl": lambda: jsonl_bytes(agent, source),
+    }
+    suffix = p.suffix.lower()
+    if suffix not in writers:
+        raise DurableError(f"cannot export to {p.name!r}: the file name must end in .html, .md or .jsonl")
+    if not p.parent.is_dir():
+        raise DurableError(f"cannot export to {p}: no folder {p.parent}")
+    if p.is_dir():
+        raise DurableError(f"cannot export to {p}: it is a folder")
+    if source and p.exists() and Path(source).exists() and p.samefile(source):
+        raise DurableError(f"{p} is the session's own log: export to another file")
+    _write_atomic(p, writers[suffix]())
+    return p

@@ -1,0 +1,166 @@
+"""A session as a Markdown handout: the active path as a transcript, injected context marked,
+branches listed.
+
+    from durable_nb.share.handout import handout
+    Path("session.md").write_text(handout(agent))
+
+Untrusted text stays text in any Markdown renderer: ``&``, ``<`` and ``>``
+become entities (raw HTML is shown, not run) and image syntax is defused (no
+remote image is fetched when the handout is opened). Everything else of the
+text's own Markdown (emphasis, lists, links, code) renders as written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import ai
+from ..session import (
+    CompactionEntry,
+    CustomEntry,
+    Entry,
+    MessageEntry,
+    codec,
+    display_text,
+    is_ephemeral,
+    transcript_view,
+)
+
+PREVIEW = 80  # characters of an entry shown in the branch list
+
+
+def md_text(text: str) -> str:
+    """Return untrusted ``text`` for a Markdown body: ``& < >`` as entities, ``![`` defused."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
+
+
+def _code(text: str) -> str:
+    """Return ``text`` as inline code; a fence longer than any run of backticks in it, and no newline."""
+    text = " ".join(text.split())
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
+
+
+def _fenced(text: str, lang: str = "") -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…"
+
+
+def _message(e: MessageEntry) -> str:
+    m = e.message
+    who = {"user": "User", "assistant": "Assistant", "tool_result": "Tool result"}.get(m.role, m.role)
+    head = f"**{who}**"
+    if m.tool_name:
+        head += f" from {_code(m.tool_name)}" + (" (error)" if m.is_error else "")
+    if m.model:
+        head += f" · {md_text(m.model)}"
+    parts = [f"{head} · {_code(e.id[:8])}"]
+    for b in m.content:
+        if isinstance(b, ai.Text):
+            parts.append(md_text(b.text))
+        elif isinstance(b, ai.ToolCall):
+            args = json.dumps(b.arguments, ensure_ascii=False, indent=2, default=str)
+            parts.append(f"Tool call {_code(b.name)} ({_code(b.id)}):\n\n{_fenced(args, 'json')}")
+        elif b.type == "reminder":
+            parts.append(f"> *Reminder block (sent to the model, hidden from transcripts):* {md_text(b.text)}")
+        elif b.type == "thinking":
+            text = getattr(b, "text", "") or "(redacted)"
+            parts.append(f"<details><summary>Thinking</summary>\n\n{md_text(text)}\n\n</details>")
+        else:
+            name = getattr(b, "name", "")
+            parts.append(
+                f"*[{md_text(b.type)}{' ' + md_text(name) if name else ''} {md_text(b.mime_type)}, not included]*"
+            )
+    body = "\n\n".join(parts)
+    if m.injected is not None:
+        origin = f" from {_code(m.origin)}" if m.origin else ""
+        note = f"*Injected context ({m.injected.value}{origin}): sent to the model, hidden from the transcript.*"
+        return "\n".join("> " + line if line else ">" for line in f"{note}\n\n{body}".splitlines())
+    return body
+
+
+def _entry(e: Entry) -> str:
+    if isinstance(e, MessageEntry):
+        return _message(e)
+    if isinstance(e, CompactionEntry):
+        return (
+            f"**Compaction** · {_code(e.id[:8])} · about {e.tokens_before} tokens summarised; "
+            f"the model sees this summary instead:\n\n{md_text(e.summary)}"
+        )
+    if isinstance(e, CustomEntry):
+        data = json.dumps(codec.encode(e).get("data") or {}, ensure_ascii=False, indent=2, default=str)
+        return f"**Custom entry** {_code(e.kind)} · {_code(e.id[:8])} (kept, never sent to the model)\n\n{_fenced(data, 'json')}"
+    return f"**{type(e).__name__}** · {_code(e.id[:8])}"
+
+
+def branches(entries: list[Entry], path_ids: set[str]) -> list[str]:
+    """Return one Markdown list item per branch point: the entry, and each child branch with
+    its tip (the newest entry on it) and length. O(n)."""
+    kids: dict[str, list[Entry]] = {}
+    for e in entries:
+        if e.parent_id and not is_ephemeral(e):
+            kids.setdefault(e.parent_id, []).append(e)
+    by_id = {e.id: e for e in entries}
+
+    def tip(e: Entry) -> tuple[Entry, int]:
+        n = 1
+        while kids.get(e.id):
+            e = kids[e.id][-1]
+            n += 1
+        return e, n
+
+    out = []
+    for pid, children in kids.items():
+        if len(children) < 2 or pid not in by_id:
+            continue
+        p = by_id[pid]
+        out.append(f"- after {_code(pid[:8])} “{md_text(_one_line(display_text(p)))}”: {len(children)} branches")
+        for c in children:
+            t, n = tip(c)
+            mark = " (the active path)" if c.id in path_ids else ""
+            out.append(
+                f"  - {_code(c.id[:8])} “{md_text(_one_line(display_text(c)))}” → {n} entries, ending at "
+                f"{_code(t.id[:8])} “{md_text(_one_line(display_text(t)))}”{mark}"
+            )
+    return out
+
+
+def handout(agent: Any, source: str = "") -> str:
+    """Return the Markdown handout of ``agent``'s session.
+
+    A title and a line of facts (entries, leaf, source); the active path
+    root to leaf, each entry as a section (injected context as a marked
+    quote, tool calls as JSON blocks, compactions with their summary, custom
+    entries with their data; ephemeral entries are not on a path); the
+    branch points with each branch's tip; and how many entries the
+    transcript view shows. O(n) + O(text).
+    """
+    path = agent.path()
+    entries = agent.entries()
+    ids = {e.id for e in path}
+    lines = [
+        f"# Session {_code(agent.session_id)}",
+        "",
+        f"{len(entries)} entries · leaf {_code(agent.leaf_id[:8] or '(none)')} · {len(path)} on the active path · "
+        f"{len(transcript_view(path))} in the transcript view" + (f" · from {_code(source)}" if source else ""),
+        "",
+        "## The active path",
+        "",
+    ]
+    if not path:
+        lines += ["*Empty session: no entries yet.*", ""]
+    for e in path:
+        lines += [_entry(e), "", "---", ""]
+    bl = branches(entries, ids)
+    lines += ["## Branches", ""] + (bl or ["*One path: no branches.*"]) + [""]
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+// durable_nb exported page: a read-only stand-in for anywidget's model.
+//
+// durable_nb.share.page inlines widget.js and then this file into ONE module
+// script of a self-contained page, so `render` below is widget.js's own. The
+// data (rows, and the views Python computed at each embedded entry, their
+// items stored once in `items`) is the JSON of <script id="dnb-data">. Nothing
+// here computes a view, fetches anything or writes anywhere: a selection looks
+// the views up; "continue from here" moves this page's leaf (navigation only).
+{
+  const data = JSON.parse(/** @type {HTMLElement} */ (document.getElementById("dnb-data")).textContent || "{}");
+  /** @type {Record<string, any>} */ const state = data.state;
+  /** @type {any[]} */ const items = data.items;
+  /** @type {Map<string, Set<Function>>} */ const listeners = new Map();
+  const ephemeral = new Set(state.base.filter((/** @type {any} */ r) => r.injected === "ephemeral").map((/** @type {any} */ r) => r.id));
+
+  /** @param {string} key */
+  const fire = (key) => {
+    for (const cb of [...(listeners.get(`change:${key}`) || [])]) cb();
+  };
+
+  /**
+   * The `views` value at entry `at`, as SessionWidget would send it (at most `limit` items of each view).
+   * @param {string} at @param {boolean} following @param {number} limit
+   */
+  function viewsAt(at, following, limit) {
+    const v = data.views[at];
+    const entry = data.entries[at] || null;
+    if (!v) return { at, following_leaf: following, depth: 0, model: [], model_total: 0, transcript: [], transcript_total: 0, entry };
+    const [model, modelTotal, transcript, transcriptTotal, depth] = v;
+    const take = (/** @type {number[]} */ refs) => refs.slice(-Math.max(1, limit)).map((i) => items[i]);
+    return { at, following_leaf: following, depth, model: take(model), model_total: modelTotal, transcript: take(transcript), transcript_total: transcriptTotal, entry };
+  }
+
+  function update() {
+    const at = state.selected_id || state.leaf_id;
+    state.views = viewsAt(at, !state.selected_id, state.view_limit);
+    const v = data.views[at];
+    state.error = !at ? "" : !v ? data.notes.missing.replace("{id}", at.slice(0, 8))
+      : state.view_limit > v[0].length && (v[1] > v[0].length || v[3] > v[2].length) ? data.notes.limit : "";
+    fire("views");
+    fire("error");
+  }
+
+  const model = {
+    get: (/** @type {string} */ key) => state[key],
+    set: (/** @type {string} */ key, /** @type {any} */ value) => {
+      if (state[key] === value) return;
+      state[key] = value;
+      fire(key);
+      if (key === "selected_id" || key === "view_limit") update();
+    },
+    on: (/** @type {string} */ ev, /** @type {Function} */ cb) => {
+      if (!listeners.has(ev)) listeners.set(ev, new Set());
+      /** @type {Set<Function>} */ (listeners.get(ev)).add(cb);
+    },
+    off: (/** @type {string} */ ev, /** @type {Function} */ cb) => {
+      if (ev && cb) listeners.get(ev)?.delete(cb);
+      else if (ev) listeners.delete(ev);
+      else listeners.clear();
+    },
+    save_changes: () => {},
+    send: (/** @type {any} */ msg) => {
+      if (!msg || msg.action !== "branch" || ephemeral.has(msg.id) || !(msg.id in data.entries)) return;
+      state.leaf_id = String(msg.id);
+      state.selected_id = "";
+      fire("leaf_id");
+      fire("selected_id");
+      update();
+    },
+  };
+
+  update();
+  const t0 = performance.now();
+  render({ model, el: /** @type {HTMLElement} */ (document.getElementById("dnb-root")) });
+  requestAnimationFrame(() => {
+    /** @type {any} */ (window).__dnbFirstPaintMs = performance.now() - t0;
+  });
+}
