@@ -24,8 +24,8 @@ from typing import Any, ClassVar, Literal, Union
 
 import msgspec
 
-Role = Literal["user", "assistant", "tool_result"]
-ROLES = ("user", "assistant", "tool_result")
+Role = Literal["user", "assistant", "tool_result", "system"]
+ROLES = ("user", "assistant", "tool_result", "system")
 
 
 class Injection(str, enum.Enum):
@@ -146,8 +146,10 @@ Block = Union[Text, Reminder, Image, File, ToolCall, Thinking]
 class Message(msgspec.Struct, omit_defaults=True, gc=False):
     """One message of a conversation.
 
-    ``role`` is ``"user"``, ``"assistant"`` or ``"tool_result"`` (the latter
-    answers the tool call named by ``tool_call_id``). ``usage`` (token counts,
+    ``role`` is ``"user"``, ``"assistant"``, ``"tool_result"`` (it answers
+    the tool call named by ``tool_call_id``) or ``"system"`` (the session's
+    system prompt: views put the latest one first and the agent sends it as
+    :attr:`Request.system`, never as a message). ``usage`` (token counts,
     ``input_tokens`` / ``output_tokens``), ``stop_reason`` and ``model`` are
     recorded on assistant messages by the providers that report them. The
     agent stamps how a message was produced: ``settings`` (the sampling
@@ -238,6 +240,11 @@ def badge(m: Message) -> str:
 def user_message(text: str) -> Message:
     """Return a user message holding one :class:`Text` block."""
     return Message(role="user", content=[Text(text)])
+
+
+def system_message(text: str) -> Message:
+    """Return a system-prompt message holding one :class:`Text` block."""
+    return Message(role="system", content=[Text(text)])
 
 
 def assistant_message(text: str, **fields: Any) -> Message:

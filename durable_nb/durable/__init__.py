@@ -9,18 +9,27 @@ agent.run(durable.meta("Answer in French.", origin="skill:fr"),
 
 from .agent import COMPACT_PROMPT, Agent, RunStream, estimate_tokens, new_session_id
 from .events import Event
-from .inputs import ephemeral, file, image, meta, text
+from .inputs import ephemeral, file, image, meta, system, text
+from .settings import SettingsError, check_settings
+from .tools import Tool, ToolArgumentsError, ToolError, as_tool
 
 __all__ = [
     "COMPACT_PROMPT",
     "Agent",
     "Event",
     "RunStream",
+    "SettingsError",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolError",
+    "as_tool",
+    "check_settings",
     "ephemeral",
     "estimate_tokens",
     "file",
     "image",
     "meta",
     "new_session_id",
+    "system",
     "text",
 ]

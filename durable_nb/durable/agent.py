@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 
 from .. import ai
 from ..errors import AgentClosed, DurableError, ModelError, SessionExists, SessionNotFound, UnknownEntry
-from ..models import Model, ModelLike, build, model_name
+from ..models import Model, ModelLike, build, model_name, open_stream
 from ..session import (
     CompactionEntry,
     Entry,
@@ -26,11 +28,15 @@ from ..session import (
     new_id,
     now,
     path,
+    split_system,
     transcript_view,
 )
-from .active import ActivePath
+from .active import ActivePath, RunView
 from .events import Event
+from .inputs import system as system_entry
 from .inputs import text
+from .settings import check_settings
+from .tools import Tool, as_tools, error_text, result_text
 
 Publisher = Callable[[Event], object]
 
@@ -56,6 +62,7 @@ class RunStream:
         self._events = events
         self.messages: list[ai.Message] = []
         self.error: BaseException | None = None
+        self.stop_reason = ""
         self.done = False
 
     def __iter__(self) -> RunStream:
@@ -75,6 +82,8 @@ class RunStream:
             raise
         if ev.type == "message_end" and ev.message is not None:
             self.messages.append(ev.message)
+        elif ev.type == "agent_end":
+            self.stop_reason = ev.stop_reason
         return ev
 
     def wait(self) -> list[ai.Message]:
@@ -96,6 +105,19 @@ class Agent:
     :func:`durable_nb.models.build` accepts; it is built on first use, so an
     agent made only to read or branch never touches a model. ``publisher``
     receives lifecycle events after they succeed.
+
+    A run is a loop: the model replies; each tool call in the reply runs and
+    its result is stored; the model is called again, until a reply without
+    tool calls or ``max_steps`` model calls. ``tools`` are callables (sync or
+    async; see :class:`~durable_nb.durable.Tool`); :attr:`tools` is a list
+    you can change. ``system`` sets the session's system prompt: unless the
+    active path already has exactly that prompt, a system entry
+    (:func:`~durable_nb.durable.system`) is appended now. Other knobs are
+    attributes: :attr:`settings` (session default sampling settings,
+    ``{"temperature": 0.2}``), :attr:`tool_reminder` (``f(call, result) ->
+    str | None``: a text it returns is attached to the tool result as an
+    :class:`~durable_nb.ai.Reminder` block, which the model reads and a
+    transcript never shows).
     """
 
     def __init__(
@@ -104,6 +126,9 @@ class Agent:
         store: Store | None = None,
         session_id: str | None = None,
         publisher: Publisher | None = None,
+        tools: Iterable[Callable[..., Any] | Tool] | None = None,
+        system: str | None = None,
+        max_steps: int = 20,
     ) -> None:
         self.store: Store = store if store is not None else MemoryStore()
         self.publisher = publisher
@@ -113,6 +138,13 @@ class Agent:
         self._by_id: dict[str, Entry] = {}
         self._active = ActivePath(self._by_id)
         self.closed = False
+        self.tools: list[Callable[..., Any] | Tool] = list(tools or [])
+        as_tools(self.tools)  # refuse a bad tool now, not at the first run
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise DurableError(f"max_steps must be a whole number of at least 1, not {max_steps!r}")
+        self.max_steps = max_steps
+        self.settings: dict[str, Any] = {}
+        self.tool_reminder: Callable[[ai.ToolCall, ai.Message], str | None] | None = None
         if session_id is None:
             session_id = new_session_id()
         check_session_id(session_id)
@@ -130,6 +162,8 @@ class Agent:
             self._remember(e)
         if loaded:
             self.leaf_id = loaded[-1].id
+        if system is not None and system != self.system:
+            self.append(system_entry(system))
 
     @property
     def leaf_id(self) -> str:
@@ -195,6 +229,15 @@ class Agent:
         O(1), or O(depth) once after the leaf moved."""
         return len(self._active)
 
+    @property
+    def system(self) -> str | None:
+        """The session's system prompt on the active path (the latest system entry), or ``None``.
+
+        Set it with ``agent.append(durable.system(text))`` (or as run input).
+        O(1), or O(depth) once after the leaf moved.
+        """
+        return self._active.system()
+
     def transcript(self) -> list[Entry]:
         """Return the transcript view of the active path."""
         return transcript_view(self.path())
@@ -204,61 +247,171 @@ class Agent:
         return model_view(self.path())
 
     def preview(self, *entries: Entry | str, at: str | None = None) -> list[ai.Message]:
-        """Return exactly the messages a run with this input would send; writes nothing.
+        """Return exactly the messages a run with this input would send first; writes nothing.
 
-        ``at`` previews the run as if the leaf were at that entry (``""``: before
-        the first entry); ``None`` uses the current leaf. O(depth + input).
+        The system prompt, if any, comes first as a ``"system"`` message
+        (the agent sends it as the request's ``system``). ``at`` previews the
+        run as if the leaf were at that entry (``""``: before the first
+        entry); ``None`` uses the current leaf. O(depth + input).
         """
         leaf = self.leaf_id if at is None else at
         return model_view(self.path(leaf) + self._prepare(entries, leaf))
 
     # -- writing ------------------------------------------------------------
 
-    def run(self, *entries: Entry | str) -> RunStream:
-        """Start a turn with ``entries`` as input (a ``str`` is taken as :func:`text`).
+    def run(
+        self,
+        *entries: Entry | str,
+        tools: Iterable[Callable[..., Any] | Tool] | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> RunStream:
+        """Start a run with ``entries`` as input (a ``str`` is taken as :func:`text`).
 
-        The model is built first: if it cannot be, this raises and nothing is
+        The model, the tools (``tools`` for this run only, else
+        :attr:`tools`) and the settings (``settings`` over :attr:`settings`)
+        are checked first: if any is wrong this raises and nothing is
         written. Iterating the returned stream persists the durable input
-        (``agent_start``), streams ``text_delta`` events, persists the reply
-        (``message_end``) and ends with ``agent_end``. Input reaches the model
-        in the order given. If the model fails, the persisted input stays,
-        the partial reply is not stored, and the error is raised.
+        (``agent_start``), then loops: ``text_delta`` events while the model
+        streams; its reply persisted (``message_end``, stamped with model,
+        settings, usage, stop reason and timing); for each tool call in
+        order ``tool_start``, the call, its result persisted
+        (``message_end``, then ``tool_end``); and the model again, until a
+        reply without tool calls or ``max_steps`` model calls
+        (``stop_reason="max_steps"``; the last reply's calls still run).
+        A tool that raises, gets arguments that do not fit, or is unknown
+        gives an ``is_error`` result and the run goes on. Ends with
+        ``agent_end``. If the model fails or the run is interrupted
+        (``KeyboardInterrupt``), everything persisted so far stays, the
+        partial reply is not stored, and the error is raised; a tool call
+        left without a result is repaired in the model view of later runs.
+        Input reaches the model in the order given; ephemeral input is seen
+        by every model call of this run and never stored.
         """
         self._check_open()
         model = self._built_model()
+        specs = as_tools(self.tools if tools is None else tools)
+        used = check_settings({**self.settings, **(settings or {})})
         prepared = self._prepare(entries)
-        return RunStream(self._run(model, self._active.view_with(prepared), prepared))
+        return RunStream(self._run(model, self._active.run_view(prepared), prepared, specs, used))
 
-    def _run(self, model: Model, view: list[ai.Message], prepared: list[Entry]) -> Iterator[Event]:
+    def _run(
+        self, model: Model, view: RunView, prepared: list[Entry], tools: list[Tool], settings: dict[str, Any]
+    ) -> Iterator[Event]:
         durable = self._commit(prepared)
-        yield Event("agent_start", session_id=self.session_id, leaf_id=self.leaf_id, entries=tuple(durable))
+        sid = self.session_id
+        yield Event("agent_start", session_id=sid, leaf_id=self.leaf_id, entries=tuple(durable))
+        by_name = {t.name: t for t in tools}
+        specs = [t.spec() for t in tools]
+        produced: list[ai.Message] = []
         deltas: list[str] = []
+        stop = ""
         try:
-            final = None
-            for item in model.stream(view):
-                if isinstance(item, str):
-                    if item:
-                        deltas.append(item)
-                        yield Event("text_delta", session_id=self.session_id, delta=item)
-                elif isinstance(item, ai.Message):
-                    final = item
-                else:
-                    raise ModelError(
-                        f"model {model_name(model)} yielded {type(item).__name__}; yield str or ai.Message"
+            for step in range(1, self.max_steps + 1):
+                deltas = []
+                request = ai.Request(system=view.system, tools=specs, settings=settings)
+                start = time.perf_counter()
+                first: float | None = None
+                final = None
+                for item in open_stream(model, view.context(), request):
+                    if first is None:
+                        first = time.perf_counter()
+                    if isinstance(item, str):
+                        if item:
+                            deltas.append(item)
+                            yield Event("text_delta", session_id=sid, delta=item)
+                    elif isinstance(item, ai.Message):
+                        final = item
+                    else:
+                        raise ModelError(
+                            f"model {model_name(model)} yielded {type(item).__name__}; yield str or ai.Message"
+                        )
+                end = time.perf_counter()
+                if final is None:
+                    final = ai.assistant_message("".join(deltas))
+                final = msgspec.structs.replace(
+                    final,
+                    role="assistant",
+                    injected=None,
+                    model=final.model or model_name(model),
+                    settings=settings or None,
+                    timing={"ttft_ms": _ms(start, first or end), "total_ms": _ms(start, end)},
+                )
+                reply = self._message_entry(final)
+                self._commit([reply])
+                view.add(final)
+                produced.append(final)
+                deltas = []
+                yield Event("message_end", session_id=sid, leaf_id=reply.id, entries=(reply,), message=final)
+                calls = final.tool_calls()
+                stop = final.stop_reason or ""
+                if not calls:
+                    break
+                for call in calls:
+                    yield Event("tool_start", session_id=sid, leaf_id=self.leaf_id, call=call)
+                    result, duration = self._call_tool(call, by_name)
+                    entry = self._message_entry(result)
+                    self._commit([entry])
+                    view.add(result)
+                    produced.append(result)
+                    yield Event("message_end", session_id=sid, leaf_id=entry.id, entries=(entry,), message=result)
+                    yield Event(
+                        "tool_end",
+                        session_id=sid,
+                        leaf_id=entry.id,
+                        entries=(entry,),
+                        call=call,
+                        result=result,
+                        duration_ms=duration,
                     )
-            if final is None:
-                final = ai.assistant_message("".join(deltas))
-            if final.role != "assistant" or final.injected is not None:
-                final = msgspec.structs.replace(final, role="assistant", injected=None)
-            reply = MessageEntry(id=new_id(), parent_id=self.leaf_id, created_at=now(), message=final)
-            self._commit([reply])
+                if step == self.max_steps:
+                    stop = "max_steps"
         except GeneratorExit:
             raise
         except BaseException as e:
-            yield Event("agent_end", session_id=self.session_id, leaf_id=self.leaf_id, error=e, partial="".join(deltas))
+            yield Event("agent_end", session_id=sid, leaf_id=self.leaf_id, error=e, partial="".join(deltas))
             raise
-        yield Event("message_end", session_id=self.session_id, leaf_id=reply.id, entries=(reply,), message=final)
-        yield Event("agent_end", session_id=self.session_id, leaf_id=reply.id, messages=(final,))
+        yield Event("agent_end", session_id=sid, leaf_id=self.leaf_id, messages=tuple(produced), stop_reason=stop)
+
+    def _message_entry(self, message: ai.Message) -> MessageEntry:
+        return MessageEntry(id=new_id(), parent_id=self.leaf_id, created_at=now(), message=message)
+
+    def _call_tool(self, call: ai.ToolCall, tools: dict[str, Tool]) -> tuple[ai.Message, float]:
+        """Run one tool call; return its tool-result message and the time it took in ms.
+
+        Unknown tool, malformed or unfitting arguments, or an exception in the
+        tool give an ``is_error`` result (the model reads why); a
+        ``KeyboardInterrupt`` (or any ``BaseException`` that is not an
+        ``Exception``) propagates and stops the run. :attr:`tool_reminder`
+        may attach a :class:`~durable_nb.ai.Reminder`.
+        """
+        start = time.perf_counter()
+        error = False
+        tool = tools.get(call.name)
+        malformed = call.malformed() if hasattr(call, "malformed") else None
+        if tool is None:
+            known = ", ".join(sorted(tools)) or "none"
+            text_, error = f"unknown tool {call.name!r}; the tools are: {known}", True
+        elif malformed:
+            text_, error = f"the arguments of {call.name} could not be read: {malformed}", True
+        else:
+            try:
+                text_ = result_text(tool(call.arguments))
+            except Exception as e:  # noqa: BLE001 - the model reads the error and the run goes on
+                text_, error = error_text(e), True
+        duration = _ms(start, time.perf_counter())
+        result = ai.Message(
+            role="tool_result",
+            content=[ai.Text(text_)],
+            tool_call_id=call.id,
+            tool_name=call.name,
+            is_error=error,
+            timing={"duration_ms": duration},
+        )
+        if self.tool_reminder is not None:
+            note = self.tool_reminder(call, result)
+            if note:
+                result = msgspec.structs.replace(result, content=[*result.content, ai.Reminder(note)])
+        return result, duration
 
     def append(self, *entries: Entry | str) -> list[Entry]:
         """Persist entries at the leaf without calling a model; return them with ids assigned.
@@ -309,7 +462,8 @@ class Agent:
         new session in another store (e.g. a session opened read-only in
         memory, continued in the notebook's store); its ``parent_id`` still
         names this session. Raises ``SessionExists`` if the id is taken there.
-        Returns the new session's agent (same model and publisher; its store).
+        Returns the new session's agent (same model, publisher, tools,
+        settings and hooks; its store).
         """
         self._check_open()
         src = self.path()
@@ -326,7 +480,16 @@ class Agent:
             copies.append(c)
             parent = c.id
         store.append_entries(new_id_, copies)
-        forked = Agent(model=self._model_spec, store=store, session_id=new_id_, publisher=self.publisher)
+        forked = Agent(
+            model=self._model_spec,
+            store=store,
+            session_id=new_id_,
+            publisher=self.publisher,
+            tools=self.tools,
+            max_steps=self.max_steps,
+        )
+        forked.settings = dict(self.settings)
+        forked.tool_reminder = self.tool_reminder
         self._publish(Event("session_forked", session_id=new_id_, leaf_id=forked.leaf_id, entries=tuple(copies)))
         return forked
 
@@ -357,8 +520,8 @@ class Agent:
         first_kept = live[cut].id if cut < len(live) else ""
         model = self._built_model()
         keep_from = full.index(live[cut]) if cut < len(live) else len(full)
-        request = model_view(full[:keep_from]) + [ai.user_message(prompt or COMPACT_PROMPT)]
-        summary = _collect(model, request)
+        system, request = split_system(model_view(full[:keep_from]) + [ai.user_message(prompt or COMPACT_PROMPT)])
+        summary = _collect(model, request, ai.Request(system=system, settings=check_settings(self.settings)))
         before = model_view(full)
         entry = CompactionEntry(
             id=new_id(),
@@ -438,10 +601,14 @@ class Agent:
         return f"<durable.Agent session={self.session_id!r} leaf={self.leaf_id!r} entries={len(self._log)}>"
 
 
-def _collect(model: Model, messages: list[ai.Message]) -> str:
+def _ms(start: float, end: float) -> float:
+    return round((end - start) * 1000, 3)
+
+
+def _collect(model: Model, messages: list[ai.Message], request: ai.Request) -> str:
     """Run ``model`` to completion and return its reply text."""
     deltas, final = [], None
-    for item in model.stream(messages):
+    for item in open_stream(model, messages, request):
         if isinstance(item, str):
             deltas.append(item)
         elif isinstance(item, ai.Message):

@@ -12,6 +12,8 @@ EventType = Literal[
     "agent_start",
     "text_delta",
     "message_end",
+    "tool_start",
+    "tool_end",
     "agent_end",
     "session_init",
     "session_branched",
@@ -27,11 +29,20 @@ class Event:
     - ``agent_start``: the run's input was persisted; ``entries`` are the
       persisted (durable) input entries, ``leaf_id`` the new leaf.
     - ``text_delta``: ``delta`` is the next piece of the reply.
-    - ``message_end``: ``entries`` holds the persisted reply entry,
-      ``message`` its message; sent only after the store append succeeded.
+    - ``message_end``: ``entries`` holds the persisted entry of a message
+      the run produced (an assistant reply or a tool result), ``message``
+      its message; sent only after the store append succeeded.
+    - ``tool_start``: ``call`` (an :class:`~durable_nb.ai.ToolCall`) is
+      about to run.
+    - ``tool_end``: ``call`` ran; ``result`` is its persisted tool-result
+      message (``is_error`` when it raised, its arguments did not fit or the
+      tool is unknown), ``entries`` its entry, ``duration_ms`` the time it
+      took. Sent after the result's ``message_end``.
     - ``agent_end``: the run is over; ``messages`` are the produced messages;
-      ``error`` is set when it failed (then ``partial`` holds any text that
-      streamed before the failure and was not persisted).
+      ``stop_reason`` says why it stopped (the model's own, such as
+      ``end_turn``, or ``max_steps``); ``error`` is set when it failed (then
+      ``partial`` holds any text that streamed before the failure and was
+      not persisted).
     - lifecycle (to the publisher, after success): ``session_init``,
       ``session_branched`` (``leaf_id``), ``session_forked`` (``session_id`` of
       the new session), ``session_compacted`` (``entries`` holds the
@@ -50,3 +61,7 @@ class Event:
     messages: tuple[ai.Message, ...] = field(default=())
     error: BaseException | None = None
     partial: str = ""
+    call: ai.ToolCall | None = None
+    result: ai.Message | None = None
+    duration_ms: float = 0.0
+    stop_reason: str = ""

@@ -18,6 +18,18 @@ def text(s: str) -> MessageEntry:
     return MessageEntry(message=ai.user_message(s))
 
 
+def system(s: str) -> MessageEntry:
+    """Return a system-prompt entry: the session's system prompt from here on.
+
+    It is a message entry whose message has role ``"system"``, so it is
+    stored on the active path (branch-aware, kept across resume) and the
+    transcript shows it. The latest one on the path is the system prompt:
+    views put it first and the agent sends it as the request's ``system``,
+    never as a message. Pass it to ``Agent.run`` or ``Agent.append``.
+    """
+    return MessageEntry(message=ai.system_message(s))
+
+
 def image(s: str, *images: ai.Image) -> MessageEntry:
     """Return an ordinary user entry: text ``s`` (if any), then the images."""
     return MessageEntry(message=ai.Message(role="user", content=[*([ai.Text(s)] if s else []), *images]))

@@ -30,7 +30,16 @@ from .search import Hit
 from .sqlitestore import SqliteStore
 from .store import SessionRecord, Store, check_session_id
 from .tree import Node, index, path, tree
-from .view import display_text, model_view, repair_tool_calls, summary_message, transcript_view
+from .view import (
+    ViewBuilder,
+    display_text,
+    model_view,
+    repair_tool_calls,
+    split_system,
+    summary_message,
+    transcript_view,
+    view_builder,
+)
 
 __all__ = [
     "CompactionEntry",
@@ -79,4 +88,7 @@ __all__ = [
     "summary_message",
     "transcript_view",
     "tree",
+    "view_builder",
+    "ViewBuilder",
+    "split_system",
 ]

@@ -26,44 +26,142 @@ def model_view(path: Sequence[Entry]) -> list[ai.Message]:
     """Return the messages a provider receives for ``path``, in order.
 
     Message entries are in (meta and ephemeral included); custom entries are
-    skipped. If the path holds compaction entries the latest one wins: its
-    summary becomes a user message first, entries before its
-    ``first_kept_id`` are elided and everything from there on is kept
-    verbatim (an empty or unknown ``first_kept_id`` keeps only what follows
-    the compaction entry). An assistant tool call with no result later in the
-    view (the footprint of a crash) gets a synthesized error result right
-    after its message. The messages are the entries' own objects, not copies.
-    Cost: O(len(path)).
+    skipped. The system prompt is a message entry whose message has role
+    ``"system"``: the latest one on the path is the session's system prompt
+    and comes first (even when a compaction elided the part of the path that
+    holds it); earlier ones are superseded and left out. If the path holds
+    compaction entries the latest one wins: its summary becomes a user
+    message, entries before its ``first_kept_id`` are elided and everything
+    from there on is kept verbatim (an empty or unknown ``first_kept_id``
+    keeps only what follows the compaction entry). Dangling tool calls are
+    repaired (see :class:`ViewBuilder`). The messages are the entries' own
+    objects, not copies. Cost: O(len(path)).
     """
+    return view_builder(path).messages()
+
+
+def view_builder(path: Sequence[Entry]) -> ViewBuilder:
+    """Return a :class:`ViewBuilder` fed with ``path`` (see :func:`model_view`); extend it with :meth:`ViewBuilder.add`. O(len(path))."""
+    builder = ViewBuilder()
+    start = 0
     at = latest_compaction(path)
-    head = [summary_message(path[at])] if at >= 0 else []  # type: ignore[arg-type]
-    start = kept_from(path, at) if at >= 0 else 0
-    msgs = head + [e.message for e in path[start:] if isinstance(e, MessageEntry)]
-    return repair_tool_calls(msgs)
+    if at >= 0:
+        start = kept_from(path, at)
+        for e in path[:start]:  # a system prompt in the elided part still holds
+            if isinstance(e, MessageEntry) and e.message.role == "system":
+                builder.system = e.message
+        builder.add(summary_message(path[at]))  # type: ignore[arg-type]
+    for e in path[start:] if start else path:
+        if isinstance(e, MessageEntry):
+            builder.add(e.message)
+    return builder
 
 
 def repair_tool_calls(msgs: list[ai.Message]) -> list[ai.Message]:
-    """Return ``msgs`` with a synthesized error result for every dangling tool call.
+    """Return ``msgs`` with a synthesized error result for every dangling tool call (see :class:`ViewBuilder`).
 
-    A call is dangling when no ``tool_result`` message with its id follows it.
-    The synthesized results go right after the existing results of the
-    assistant message that made the calls. Returns ``msgs`` itself when
-    nothing dangles. O(n).
+    A system message goes first. Returns ``msgs`` itself when nothing
+    changes. O(n).
     """
-    answered = {m.tool_call_id for m in msgs if m.role == "tool_result"}
-    if not any(c.id not in answered for m in msgs if m.role == "assistant" for c in m.tool_calls()):
-        return msgs
-    out: list[ai.Message] = []
-    pending: list[ai.ToolCall] = []
+    builder = ViewBuilder()
     for m in msgs:
-        if pending and m.role != "tool_result":
-            out.extend(_interrupted(c) for c in pending)
-            pending = []
-        out.append(m)
-        if m.role == "assistant":
-            pending = [c for c in m.tool_calls() if c.id not in answered]
-    out.extend(_interrupted(c) for c in pending)
-    return out
+        builder.add(m)
+    out = builder.messages()
+    return msgs if out is builder.out and len(out) == len(msgs) else out
+
+
+class ViewBuilder:
+    """Builds a model view one message at a time; :func:`model_view` and the agent's cache share it.
+
+    - A ``"system"`` message is not placed where it comes: the latest one
+      becomes :attr:`system` and :meth:`messages` puts it first.
+    - A tool call is answered by a ``tool_result`` with its id that follows
+      its assistant message before the next assistant message. A call left
+      unanswered (the footprint of a crash or an interrupt) gets a
+      synthesized "interrupted" error result, placed right after the results
+      that directly follow its message. Ids are matched per assistant
+      message, so a provider reusing an id (``call_0`` in every turn) cannot
+      hide a dangling call behind an earlier answer.
+
+    :meth:`add` is O(calls in the message); :meth:`messages` is O(1) when
+    nothing dangles and there is no system prompt, O(n) otherwise.
+    """
+
+    __slots__ = ("at", "out", "pending", "system")
+
+    def __init__(self) -> None:
+        self.out: list[ai.Message] = []
+        self.system: ai.Message | None = None
+        self.pending: dict[str, ai.ToolCall] = {}  # the latest assistant message's unanswered calls
+        self.at = -1  # where their results go; -1: at the end (only results have followed so far)
+
+    def add(self, m: ai.Message) -> None:
+        """Append one message of the path (in path order).
+
+        :attr:`out` only ever grows at its end; when a dangling call's result
+        must go in the middle, :attr:`out` becomes a new list instead, so a
+        caller holding the old list and its length keeps a valid snapshot.
+        """
+        role = m.role
+        if role == "tool_result":
+            if self.pending:
+                self.pending.pop(m.tool_call_id, None)
+        elif role == "system":
+            self.system = m
+            return
+        else:
+            if self.pending:
+                if role == "assistant":
+                    self.out = self._filled(self.out)
+                    self.pending = {}
+                    self.at = -1
+                elif self.at < 0:
+                    self.at = len(self.out)
+            if role == "assistant":
+                for b in m.content:
+                    if type(b) is ai.ToolCall:
+                        self.pending[b.id] = b
+        self.out.append(m)
+
+    def _filled(self, out: list[ai.Message]) -> list[ai.Message]:
+        """Return ``out`` with the pending calls' interrupted results (extended in place only at the end)."""
+        fill = [_interrupted(c) for c in self.pending.values()]
+        if self.at < 0:
+            out.extend(fill)
+            return out
+        return out[: self.at] + fill + out[self.at :]
+
+    def copy(self) -> ViewBuilder:
+        """Return an independent copy (O(n): the message list is copied)."""
+        c = ViewBuilder()
+        c.out = list(self.out)
+        c.system = self.system
+        c.pending = dict(self.pending)
+        c.at = self.at
+        return c
+
+    def body(self) -> list[ai.Message]:
+        """Return the view so far without the system prompt, dangling calls repaired.
+
+        Returns :attr:`out` itself when nothing dangles (copy it before
+        changing it); O(1), or O(n) when something dangles.
+        """
+        return self._filled(list(self.out)) if self.pending else self.out
+
+    def messages(self) -> list[ai.Message]:
+        """Return the view so far: the system prompt first, then :meth:`body`.
+
+        May return the builder's own list (see :meth:`body`).
+        """
+        body = self.body()
+        return [self.system, *body] if self.system is not None else body
+
+
+def split_system(messages: list[ai.Message]) -> tuple[str | None, list[ai.Message]]:
+    """Return ``(system prompt text or None, the other messages)`` of a model view. O(1) or O(n)."""
+    if messages and messages[0].role == "system":
+        return messages[0].text() or None, messages[1:]
+    return None, messages
 
 
 def _interrupted(call: ai.ToolCall) -> ai.Message:

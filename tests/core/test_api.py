@@ -47,7 +47,7 @@ def test_message_basics():
     assert ai.Injection.META == "meta" and ai.Injection("ephemeral") is ai.Injection.EPHEMERAL
     assert ai.Message(role="user", injected="meta").injected is ai.Injection.META
     with pytest.raises(ValueError, match="role"):
-        ai.Message(role="system")
+        ai.Message(role="robot")
 
 
 def test_input_constructors():

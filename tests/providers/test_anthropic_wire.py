@@ -174,20 +174,18 @@ def test_tool_use_in_a_reply_comes_back_and_round_trips(wire, tmp_path):
         ),
         anthropic_stream(["Found it."]),
     )
-    agent = durable.Agent(model=f"anthropic:claude-test@{wire.url}", store=JsonlStore(tmp_path), session_id="s")
-    agent.run("Look it up").wait()
-    msg = agent.path()[-1].message
+
+    def lookup(q: str, n: int) -> str:
+        raise LookupError("no hits")
+
+    agent = durable.Agent(
+        model=f"anthropic:claude-test@{wire.url}", store=JsonlStore(tmp_path), session_id="s", tools=[lookup]
+    )
+    agent.run("Look it up").wait()  # the loop runs the call and sends its (failed) result back
+    msg = agent.path()[1].message
     assert msg.content == [ai.Text("Checking."), ai.ToolCall("toolu_1", "lookup", {"q": "durable", "n": 3})]
     assert msg.stop_reason == "tool_use"
-
-    agent.append(
-        MessageEntry(
-            message=ai.Message(
-                "tool_result", [ai.Text("no hits")], tool_call_id="toolu_1", tool_name="lookup", is_error=True
-            )
-        )
-    )
-    agent.run("Summarise").wait()
+    assert agent.path()[-1].message.text() == "Found it."
     assert wire.requests[-1].body["messages"][1:] == [
         {
             "role": "assistant",
@@ -199,8 +197,12 @@ def test_tool_use_in_a_reply_comes_back_and_round_trips(wire, tmp_path):
         {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [text("no hits")], "is_error": True},
-                text("Summarise"),
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [text("LookupError: no hits")],
+                    "is_error": True,
+                },
             ],
         },
     ]

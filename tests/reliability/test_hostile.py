@@ -280,7 +280,7 @@ def _write_log(tmp_path, *lines: str, end: str = "\n") -> JsonlStore:
         ('{"type":"message","parent_id":"a","message":{"role":"user","content":[]}}', "missing 'id'"),
         ('{"type":"message","id":"x","parent_id":"a"}', "missing 'message'"),
         ('{"type":"message","id":"x","message":{"content":[]}}', "missing 'role'"),
-        ('{"type":"message","id":"x","message":{"role":"system","content":[]}}', "role"),
+        ('{"type":"message","id":"x","message":{"role":"robot","content":[]}}', "role"),
         ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text"}]}}', "missing 'text'"),
         (
             '{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text","text":5}]}}',

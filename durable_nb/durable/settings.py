@@ -1,0 +1,44 @@
+"""Sampling settings: the named ones are checked; provider extras pass through verbatim."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic
+
+from ..errors import DurableError
+
+NAMED = ("temperature", "max_tokens", "top_p", "seed", "stop")
+
+
+class SettingsError(DurableError):
+    """A setting of the wrong type or out of range (one line naming it)."""
+
+
+class _Settings(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")
+
+    temperature: float | None = pydantic.Field(None, ge=0)
+    max_tokens: int | None = pydantic.Field(None, gt=0)
+    top_p: float | None = pydantic.Field(None, ge=0, le=1)
+    seed: int | None = None
+    stop: str | list[str] | None = None
+
+
+def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Return ``settings`` checked and converted (``"0.2"`` → ``0.2``), unset and ``None`` ones left out.
+
+    ``temperature`` (≥ 0), ``max_tokens`` (> 0), ``top_p`` (0–1), ``seed``
+    (an integer) and ``stop`` (a string or a list of strings) are checked;
+    any other key is a provider extra, passed through unchanged. Raises
+    :class:`SettingsError` with one line naming each bad setting. O(keys).
+    """
+    try:
+        parsed = _Settings.model_validate(settings)
+    except pydantic.ValidationError as e:
+        bad = []
+        for err in e.errors(include_url=False):
+            name = str(err["loc"][0]) if err["loc"] else "settings"
+            bad.append(f"{name}={err['input']!r}: {err['msg'].lower()}")
+        raise SettingsError("bad setting " + "; ".join(bad)) from None
+    return {k: v for k, v in parsed.model_dump().items() if v is not None}
