@@ -387,7 +387,7 @@ class Agent:
         start = time.perf_counter()
         error = False
         tool = tools.get(call.name)
-        malformed = call.malformed() if hasattr(call, "malformed") else None
+        malformed = call.malformed()
         if tool is None:
             known = ", ".join(sorted(tools)) or "none"
             text_, error = f"unknown tool {call.name!r}; the tools are: {known}", True

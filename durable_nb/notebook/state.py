@@ -358,7 +358,8 @@ class NotebookSession:
                         on_delta(turn)
                 elif ev.type == "message_end":
                     turn.written += len(ev.entries)
-                    turn.reply = ev.message
+                    if ev.message.role == "assistant":
+                        turn.reply = ev.message
                     turn.leaf_id = ev.leaf_id
                     self.sync()
         except BaseException:
