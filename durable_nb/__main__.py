@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .commands import export
+from .commands import copy, export
 from .errors import DurableError
 
-COMMANDS = (export,)
+COMMANDS = (export, copy)
 
 
 def parser() -> argparse.ArgumentParser:

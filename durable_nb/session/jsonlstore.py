@@ -54,7 +54,7 @@ class JsonlStore:
         """Return the log file's path for session ``id`` (checked, may not exist)."""
         return self.root / f"{check_session_id(id)}.jsonl"
 
-    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
         """Create ``<id>.jsonl`` with its ``session_init`` line.
 
         Raises ``SessionExists`` if the file exists (atomic: two creators
@@ -67,7 +67,7 @@ class JsonlStore:
         """
         f = self.file(id)
         self.root.mkdir(parents=True, exist_ok=True)
-        rec = SessionRecord(id, parent_id, now())
+        rec = SessionRecord(id, parent_id, created_at or now())
         line = _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at})
         tmp = self.root / f".{id}.jsonl.{secrets.token_hex(4)}.tmp"
         self._write_new(tmp, line)

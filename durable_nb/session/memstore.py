@@ -26,12 +26,12 @@ class MemoryStore:
         self._sessions: dict[str, tuple[SessionRecord, list[bytes]]] = {}
         self._lock = threading.Lock()
 
-    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
         check_session_id(id)
         with self._lock:
             if id in self._sessions:
                 raise SessionExists(f"session {id!r} already exists")
-            rec = SessionRecord(id, parent_id, now())
+            rec = SessionRecord(id, parent_id, created_at or now())
             self._sessions[id] = (rec, [])
             return rec
 

@@ -263,10 +263,10 @@ class PostgresStore:
 
     # -- the store contract ------------------------------------------------------------------
 
-    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
         """Create an empty session; raises ``SessionExists`` when the id is taken."""
         check_session_id(id)
-        rec = SessionRecord(id, parent_id, now())
+        rec = SessionRecord(id, parent_id, created_at or now())
 
         def insert(conn):
             cur = conn.execute(

@@ -153,10 +153,10 @@ class SqliteStore:
     def _write(self):
         return _Transaction(self)
 
-    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
+    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
         """Create an empty session; raises ``SessionExists`` when the id is taken (atomic across processes)."""
         check_session_id(id)
-        rec = SessionRecord(id, parent_id, now())
+        rec = SessionRecord(id, parent_id, created_at or now())
         try:
             with self._write():
                 self._db.execute("INSERT INTO sessions VALUES (?, ?, ?)", (id, parent_id, rec.created_at))

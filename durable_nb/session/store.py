@@ -31,8 +31,10 @@ class SessionRecord:
 class Store(Protocol):
     """What the agent needs from a store."""
 
-    def create_session(self, id: str, parent_id: str = "") -> SessionRecord:
-        """Create an empty session; raises ``SessionExists`` if the id is taken."""
+    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
+        """Create an empty session; raises ``SessionExists`` if the id is taken.
+
+        ``created_at`` keeps a copied session's time (now when empty)."""
 
     def load_session(self, id: str) -> SessionRecord:
         """Return the session's record; raises ``SessionNotFound``."""
