@@ -26,7 +26,8 @@ from .. import ai
 from ..errors import ModelError
 from . import split_base_url
 from .blocks import b64, block_text, is_text_file, omitted, split_settings, tool_schema
-from .failures import cut_short, provider_error, redact
+from .failures import cut_short, provider_error, read_timeout, redact
+from .surrogates import SurrogateJoiner, repair_message
 
 PROVIDER = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
@@ -257,6 +258,9 @@ class AnthropicMessages:
 
     ``max_tokens`` (required by the API) caps the reply. Failures are raised
     from :meth:`stream` as one-line :class:`~durable_nb.errors.ModelError`.
+    The client built here gives up on a server silent for
+    :func:`~durable_nb.models.failures.read_timeout` seconds (60 s, or
+    ``$DURABLE_NB_READ_TIMEOUT``).
     """
 
     def __init__(
@@ -273,7 +277,7 @@ class AnthropicMessages:
         if client is None:
             custom = base_url or os.environ.get("ANTHROPIC_BASE_URL")
             try:
-                client = anthropic.Anthropic(base_url=base_url)
+                client = anthropic.Anthropic(base_url=base_url, timeout=read_timeout())
             except anthropic.AnthropicError as e:
                 secrets = [os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN")]
                 raise ModelError(f"{self.name} cannot start: {redact(str(e), secrets)}") from None
@@ -291,9 +295,13 @@ class AnthropicMessages:
         :func:`request_args`). The reply keeps thinking blocks (with their
         signatures) and tool calls, in the API's order. A stream that ends
         without a stop reason (a cut connection) is an error, not a short reply.
+        A surrogate pair split across two events is joined (see
+        :mod:`~durable_nb.models.surrogates`).
         """
         reply = _Reply()
         args = request_args(request, self.max_tokens)
+        joiner = SurrogateJoiner()
+        received = 0
         try:
             with self.client.messages.create(
                 model=self.model,
@@ -302,9 +310,12 @@ class AnthropicMessages:
                 **args,
             ) as events:
                 for event in events:
-                    text = reply.add(event)
+                    text = joiner.feed(reply.add(event))
                     if text:
+                        received += len(text)
                         yield text
+            if rest := joiner.flush():
+                yield rest
         except TypeError as e:
             if "authentication" not in str(e):
                 raise
@@ -318,13 +329,15 @@ class AnthropicMessages:
                 key_hint="ANTHROPIC_API_KEY",
                 secrets=[self.client.api_key, self.client.auth_token],
                 url_hint=f"set ANTHROPIC_BASE_URL or write {PROVIDER}:{self.model}@<base URL>",
+                received=received,
+                timeout=self.client.timeout if isinstance(self.client.timeout, (int, float)) else None,
             )
             if err is None:
                 raise
             raise err from None  # the cause may quote the key back
         if reply.stop_reason is None:
-            raise cut_short(PROVIDER, str(self.client.base_url), "stop_reason")
-        yield reply.message(self.model)
+            raise cut_short(PROVIDER, str(self.client.base_url), "stop_reason", received)
+        yield repair_message(reply.message(self.model))
 
 
 def build(name: str) -> AnthropicMessages:

@@ -23,6 +23,7 @@ from .. import ai
 from ..errors import ModelError
 from .blocks import file_text, flatten, is_text_file, omitted, tool_schema
 from .failures import provider_error
+from .surrogates import SurrogateJoiner, repair_message
 
 PROVIDER = "llm"
 
@@ -194,14 +195,18 @@ class LlmModel:
         try:
             system = request.system if request else None
             response = self.model.prompt(messages=to_llm(messages, types, system), stream=True, **kwargs)
+            joiner = SurrogateJoiner()
             try:
                 for event in response.stream_events():
-                    text = streamed.add(event)
+                    text = joiner.feed(streamed.add(event))
                     if text:
                         yield text
             except json.JSONDecodeError:  # the plugin could not parse a tool call's arguments
-                yield streamed.message(self.model_id)
+                yield from filter(None, [joiner.flush()])
+                yield repair_message(streamed.message(self.model_id))
                 return
+            if rest := joiner.flush():
+                yield rest
             usage, data, parts = response.usage(), response.json(), [p for m in response.messages() for p in m.parts]
         except llm.errors.NeedsKeyException as e:
             raise ModelError(f"{self.name}: {e}") from None
@@ -234,12 +239,14 @@ class LlmModel:
             k: v for k, v in (("input_tokens", usage.input), ("output_tokens", usage.output)) if isinstance(v, int)
         }
         model = data.get("model") if isinstance(data, dict) and isinstance(data.get("model"), str) else None
-        yield ai.Message(
-            role="assistant",
-            content=content,
-            usage=tokens or None,
-            stop_reason=stop_reason_of(data),
-            model=model or self.model_id,
+        yield repair_message(
+            ai.Message(
+                role="assistant",
+                content=content,
+                usage=tokens or None,
+                stop_reason=stop_reason_of(data),
+                model=model or self.model_id,
+            )
         )
 
     def _request_args(self, request: ai.Request | None) -> dict[str, Any]:

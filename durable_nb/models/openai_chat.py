@@ -25,7 +25,8 @@ from .. import ai
 from ..errors import ModelError
 from . import split_base_url
 from .blocks import block_text, data_url, file_text, flatten, is_text_file, omitted, split_settings, tool_schema
-from .failures import cut_short, provider_error
+from .failures import cut_short, provider_error, read_timeout
+from .surrogates import SurrogateJoiner, repair_message
 
 PROVIDER = "openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -237,7 +238,9 @@ class OpenAIChat:
 
     ``base_url`` overrides ``OPENAI_BASE_URL``; ``client`` (an
     ``openai.OpenAI``, e.g. with other retries, headers or Azure) replaces
-    the one built here. Failures are raised from :meth:`stream` as one-line
+    the one built here. The client built here gives up on a server silent
+    for :func:`~durable_nb.models.failures.read_timeout` seconds (60 s, or
+    ``$DURABLE_NB_READ_TIMEOUT``). Failures are raised from :meth:`stream` as one-line
     :class:`~durable_nb.errors.ModelError`.
     """
 
@@ -250,7 +253,7 @@ class OpenAIChat:
                 None if os.environ.get("OPENAI_API_KEY") or target.rstrip("/") == DEFAULT_BASE_URL else PLACEHOLDER_KEY
             )
             try:
-                client = openai.OpenAI(base_url=base_url, api_key=key)
+                client = openai.OpenAI(base_url=base_url, api_key=key, timeout=read_timeout())
             except openai.OpenAIError:
                 raise ModelError(
                     f"{self.name} needs an API key: set OPENAI_API_KEY in the environment "
@@ -267,9 +270,13 @@ class OpenAIChat:
         :class:`~durable_nb.ai.ToolCall` blocks, reasoning as one
         :class:`~durable_nb.ai.Thinking` block. A stream that ends without a
         ``finish_reason`` (a cut connection) is an error, not a short reply.
+        A surrogate pair split across two chunks is joined (see
+        :mod:`~durable_nb.models.surrogates`).
         """
         reply = _Reply()
         extra = request_args(request, official=str(self.client.base_url).rstrip("/") == DEFAULT_BASE_URL)
+        joiner = SurrogateJoiner()
+        received = 0
         try:
             with self.client.chat.completions.create(
                 model=self.model,
@@ -279,9 +286,12 @@ class OpenAIChat:
                 **extra,
             ) as chunks:
                 for chunk in chunks:
-                    delta = reply.add(chunk)
+                    delta = joiner.feed(reply.add(chunk))
                     if delta:
+                        received += len(delta)
                         yield delta
+            if rest := joiner.flush():
+                yield rest
         except Exception as e:
             err = provider_error(
                 PROVIDER,
@@ -291,13 +301,15 @@ class OpenAIChat:
                 key_hint="OPENAI_API_KEY",
                 secrets=[self.client.api_key],
                 url_hint=f"set OPENAI_BASE_URL or write {PROVIDER}:{self.model}@<base URL>",
+                received=received,
+                timeout=self.client.timeout if isinstance(self.client.timeout, (int, float)) else None,
             )
             if err is None:
                 raise
             raise err from None  # the cause may quote the key back
         if reply.stop_reason is None:
-            raise cut_short(PROVIDER, str(self.client.base_url), "finish_reason")
-        yield reply.message(self.model)
+            raise cut_short(PROVIDER, str(self.client.base_url), "finish_reason", received)
+        yield repair_message(reply.message(self.model))
 
 
 def build(name: str) -> OpenAIChat:

@@ -170,7 +170,7 @@ def test_a_cut_stream_is_an_error_not_a_short_reply(wire):
     reply = openai_stream(["Half a sen"])
     del reply.events[2:]  # the connection closes with no finish_reason and no [DONE]
     wire.add(reply)
-    with pytest.raises(ModelError, match="ended before it finished"):
+    with pytest.raises(ModelError, match="was cut off after 10 characters, before it finished"):
         list(models.build(f"openai:gpt-test@{wire.url}/v1").stream([ai.user_message("hi")]))
 
 
