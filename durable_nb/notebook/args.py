@@ -12,6 +12,7 @@ or option suggested), as IPython's own argument parser does.
 from __future__ import annotations
 
 import argparse
+import builtins
 import difflib
 import keyword
 from dataclasses import dataclass, field
@@ -156,13 +157,27 @@ def suggest(word: str, choices) -> str:
     return f" (did you mean {near[0]!r}?)" if near else ""
 
 
+# names IPython puts in every user namespace (besides _-prefixed ones and builtins)
+SHELL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "display"})
+
+
+def out_refusal(name: str) -> str:
+    """Return the one-line refusal of ``--out NAME`` for a name that belongs to IPython or Python."""
+    return (
+        f"--out {name}: {name!r} belongs to IPython or Python (names starting with _, builtins, "
+        f"In, Out, get_ipython, exit...); binding the reply there would replace it — pick another name"
+    )
+
+
 def parse(line: str, cell: bool) -> Call:
     """Return the :class:`Call` for a magic ``line``; ``cell`` says whether it is ``%%durable``.
 
     Raises ``UsageError`` for an unknown option or verb (naming the nearest),
     a wrong number of verb arguments, two kinds at once, an option where it
     does not apply (a cell option on the line magic, ``--keep`` outside
-    ``compact``), a verb after ``%%durable`` or a bad ``--out`` name.
+    ``compact``), a verb after ``%%durable`` or a bad ``--out`` name (not an
+    identifier, or one of IPython's or Python's own: ``_``-prefixed,
+    builtins, :data:`SHELL_NAMES`).
     """
     ns, extra = _spec.parser.parse_known_args(_split(line))
     for x in extra:
@@ -174,6 +189,8 @@ def parse(line: str, cell: bool) -> Call:
         raise UsageError(f"choose one of --{' / --'.join(kinds)}: a cell is one kind of entry")
     if ns.out is not None and (not ns.out.isidentifier() or keyword.iskeyword(ns.out)):
         raise UsageError(f"--out needs a Python variable name, not {ns.out!r}")
+    if ns.out is not None and (ns.out.startswith("_") or ns.out in SHELL_NAMES or hasattr(builtins, ns.out)):
+        raise UsageError(out_refusal(ns.out))
     if ns.keep is not None and ns.keep < 0:
         raise UsageError("--keep needs a number of turns, 0 or more")
     common = dict(

@@ -180,6 +180,8 @@ class DurableMagics(Magics):
         kind = argmod.cell_kind(call.kind, info.tags)
         if call.out and kind != "turn":
             raise DurableError(f"--out binds a reply, but this cell is a {kind} cell and calls no model")
+        if call.out and call.out in getattr(self.shell, "user_ns_hidden", {}):  # names the shell itself set
+            raise DurableError(argmod.out_refusal(call.out))
         body = cell[:-1] if cell.endswith("\n") else cell
         if not body.strip():
             raise DurableError("the cell is empty: write the message below the %%durable line")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
+from .store import MAX_ID_BYTES
 
 DEFAULT_IMPORTED_ID = "imported"
 _UNSAFE = re.compile(r"[^\w.\-]+")
@@ -82,14 +83,16 @@ def safe_session_id(*candidates: Any, default: str = DEFAULT_IMPORTED_ID) -> str
     """Return the first candidate made safe as a session id (see :func:`~durable_nb.session.check_session_id`).
 
     Characters outside letters, digits, ``_``, ``.`` and ``-`` become ``-``;
-    leading and trailing ``.``/``-`` are dropped; at most 200 characters.
+    leading and trailing ``.``/``-`` are dropped; at most 200 characters and
+    :data:`~durable_nb.session.store.MAX_ID_BYTES` bytes in UTF-8.
     Empty or non-string candidates are skipped; with none left, ``default``.
     O(length).
     """
     for c in candidates:
         if not isinstance(c, str):
             continue
-        s = _UNSAFE.sub("-", c.strip()).lstrip(".-")[:200].rstrip(".-")
+        s = _UNSAFE.sub("-", c.strip()).lstrip(".-")[:200]
+        s = s.encode()[:MAX_ID_BYTES].decode("utf-8", "ignore").rstrip(".-")  # a long name in another script
         if s:
             return s
     return default

@@ -15,6 +15,7 @@ from ..errors import InvalidSessionId
 from .entry import Entry
 
 _SAFE_ID = re.compile(r"[\w][\w.\-]{0,199}")
+MAX_ID_BYTES = 200  # + ".jsonl" and a temp file's ".<id>.jsonl.<8 hex>.tmp" stays under 255 bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,9 @@ def check_session_id(id: str) -> str:
     """Return ``id`` if it is safe to use as a file name, else raise :class:`InvalidSessionId`.
 
     Allowed: letters, digits, ``_``, ``.`` and ``-``, starting with a letter,
-    digit or ``_``, at most 200 characters. So ``..``, ``/``, ``\\`` and
+    digit or ``_``, at most 200 characters and at most :data:`MAX_ID_BYTES`
+    bytes in UTF-8 (so the file names made from it fit the 255-byte limit of
+    common filesystems, whatever the script). So ``..``, ``/``, ``\\`` and
     absolute paths are refused.
     """
     if not isinstance(id, str) or not _SAFE_ID.fullmatch(id):
@@ -61,4 +64,15 @@ def check_session_id(id: str) -> str:
             f"invalid session id {id!r}: use letters, digits, '_', '.' and '-' "
             "(starting with a letter, digit or '_'; no '/' or '..'; at most 200 characters)"
         )
+    size = len(id.encode())
+    if size > MAX_ID_BYTES:
+        raise InvalidSessionId(
+            f"invalid session id {short_id(id)}: it is {size} bytes in UTF-8 and a file name holds at most "
+            f"{MAX_ID_BYTES} here; use a shorter id"
+        )
     return id
+
+
+def short_id(id: str) -> str:
+    """Return ``repr(id)``, cut to 40 characters with an ellipsis (for messages about very long ids)."""
+    return repr(id) if len(id) <= 40 else repr(id[:39]) + "…"

@@ -15,6 +15,7 @@ from durable_nb.notebook.render import dry_run_text, markdown_html
 from durable_nb.notebook.state import Note, NotebookSession, Turn, cell_entry, default_session_name
 from durable_nb.notebook.tags import Cell, current_cell
 from durable_nb.session import JsonlStore, MessageEntry
+from durable_nb.session.store import check_session_id
 
 # -- parsing -----------------------------------------------------------------------
 
@@ -51,6 +52,13 @@ def test_parse(line, cell, expected):
         ("fork a b", False, "usage: %durable fork <new-session-id>"),
         ("--out 2x", True, "--out needs a Python variable name"),
         ("--out class", True, "--out needs a Python variable name"),
+        ("--out get_ipython", True, "--out get_ipython: 'get_ipython' belongs to IPython or Python"),
+        ("--out In", True, "'In' belongs to IPython"),
+        ("--out Out", True, "'Out' belongs to IPython"),
+        ("--out exit", True, "'exit' belongs to IPython"),
+        ("--out _", True, "'_' belongs to IPython"),
+        ("--out _i3", True, "'_i3' belongs to IPython"),
+        ("--out print", True, "'print' belongs to IPython or Python"),
         ("--meta", False, "--meta applies to a %%durable cell"),
         ("status", True, "%%durable takes options only"),
         ("status --keep 1", False, "--keep belongs to %durable compact"),
@@ -168,6 +176,8 @@ def test_default_session_name():
     assert default_session_name({}, {"JPY_SESSION_NAME": "a/b/x.ipynb"}) == "x"
     assert default_session_name({}, {}) == "default"
     assert default_session_name({"__session__": "../..ipynb"}, {}) == "default"
+    long = default_session_name({"__session__": "日本語のノート" * 20 + ".ipynb"}, {})  # 140 characters, 420 bytes
+    assert long == "日本語のノート" * 9 + "日本語" and check_session_id(long) == long  # 200 bytes at most, still valid
 
 
 def test_cell_position_rule_and_widget_sync(tmp_path):

@@ -384,6 +384,8 @@ UNSAFE = [
     "x\x00y",
     ".hidden",
     "a" * 201,
+    "é" * 150,  # 150 characters pass the pattern, but 300 bytes make no file name (ENAMETOOLONG)
+    "日本" * 40,
     "-rf",
     "a\nb",
     "~/x",
