@@ -3,7 +3,12 @@
 :class:`LabServer` starts ``jupyter lab`` on 127.0.0.1 (free port, token, a
 fresh config dir with the news pop-up off, root dir a temp dir, this checkout
 on the kernel's ``PYTHONPATH``) and stops it, and every kernel it started, by
-PID. :func:`launch_chromium` starts Debian's chromium through Playwright.
+PID. The server loads durable_nb's front-end extension as built in this
+checkout (``durable_nb/labextension``, built by ``./dev build``) through its
+own ``JUPYTER_PATH``, ahead of any copy installed in the environment; without
+a build it runs with the installed copy, if any (:func:`require_extension`
+fails the tests that need it).
+:func:`launch_chromium` starts Debian's chromium through Playwright.
 :func:`run_all` opens a notebook, waits until its kernel is really connected,
 runs every cell from the ``Run`` menu and returns the notebook as the browser
 holds it (nbformat JSON, outputs included). :func:`kernel_stdout` runs code in
@@ -26,6 +31,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+EXTENSION = ROOT / "durable_nb" / "labextension"  # the build of labextension/ (./dev builds it)
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -65,6 +71,10 @@ class LabServer:
         settings = self.config_dir / "lab/user-settings/@jupyterlab/apputils-extension"
         settings.mkdir(parents=True)
         (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+        self.data_dir = home / "data"  # first on JUPYTER_PATH: this checkout's build of the extension
+        (self.data_dir / "labextensions").mkdir(parents=True)
+        if (EXTENSION / "package.json").is_file():
+            (self.data_dir / "labextensions" / "durable_nb").symlink_to(EXTENSION, target_is_directory=True)
         self.log_path = log_path or home / "server.log"
         self.proc: subprocess.Popen | None = None
 
@@ -82,6 +92,7 @@ class LabServer:
             "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
             "JUPYTER_CONFIG_DIR": str(self.config_dir),
             "JUPYTER_RUNTIME_DIR": str(self.runtime_dir),
+            "JUPYTER_PATH": os.pathsep.join([str(self.data_dir), *filter(None, [os.environ.get("JUPYTER_PATH")])]),
         }
         env.pop("DURABLE_NB_MODEL", None)  # kernels use the offline model unless a notebook says otherwise
         cmd = [
@@ -225,6 +236,14 @@ def open_notebook(page, server: LabServer, notebook: str, timeout_ms: int = 60_0
         raise
 
 
+def require_extension(page) -> None:
+    """Fail unless durable_nb's front-end extension is active in the open page."""
+    if not page.evaluate("() => window.jupyterapp.hasPlugin('durable_nb:plugin')"):
+        raise AssertionError(
+            f"durable_nb's JupyterLab extension is not loaded: run ./dev build (it builds {EXTENSION})"
+        )
+
+
 def run_all(page, timeout_ms: int = 60_000) -> dict:
     """Run every cell through the ``Run`` menu; return the notebook JSON once the run is over.
 
@@ -269,3 +288,68 @@ def stream_text(cell: dict) -> str:
         if o.get("output_type") == "stream" and o.get("name") == "stdout":
             out.append(o["text"] if isinstance(o["text"], str) else "".join(o["text"]))
     return "".join(out)
+
+
+def menu(page, top: str, item: str) -> None:
+    """Click ``item`` (its label's start) in the menu-bar menu ``top``, e.g. ``menu(page, "Kernel", "Restart Kernel")``."""
+    page.locator(f'.lm-MenuBar-itemLabel:text-is("{top}")').click()
+    page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+
+
+def accept_dialog(page, fill: str | None = None) -> None:
+    """Type ``fill`` into the open dialog's input (if given) and press its accept button."""
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    if fill is not None:
+        dialog.locator("input").first.fill(fill)
+    dialog.locator(".jp-Dialog-footer .jp-mod-accept").click()
+    dialog.wait_for(state="detached")
+
+
+def notebook_json(page) -> dict:
+    """The open notebook as the browser holds it (nbformat JSON)."""
+    return page.evaluate("() => window.jupyterapp.shell.currentWidget.content.model.toJSON()")
+
+
+# Cell i's model announces its next execution count (a restarted kernel counts from 1 again).
+WATCH_CELL = """(i) => {
+  const m = window.jupyterapp.shell.currentWidget.content.widgets[i].model;
+  window.__durableCellDone = false;
+  const f = (_, change) => {
+    if (change.name === 'executionCount' && change.newValue !== null) {
+      window.__durableCellDone = true;
+      m.stateChanged.disconnect(f);
+    }
+  };
+  m.stateChanged.connect(f);
+}"""
+
+CELL_DONE = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!k && k.status === 'idle' && window.__durableCellDone === true;
+}"""
+
+
+def run_cell(page, i: int, timeout_ms: int = 60_000) -> dict:
+    """Click cell ``i``'s editor and press Shift+Enter; return the cell (nbformat JSON) once it ran."""
+    page.evaluate(WATCH_CELL, i)
+    page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(i).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    try:
+        page.wait_for_function(CELL_DONE, timeout=timeout_ms, polling=100)
+    except Exception:
+        page.screenshot(path=Path(__file__).parent / "screenshots" / "cell-not-finished.png")
+        raise
+    return notebook_json(page)["cells"][i]
+
+
+def save(page) -> None:
+    """Save the open notebook (Ctrl+S) and wait until it is no longer dirty."""
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+
+
+def wait_kernel(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the open notebook's kernel is connected and idle (e.g. after a restart)."""
+    page.wait_for_function(KERNEL_READY, timeout=timeout_ms, polling=100)

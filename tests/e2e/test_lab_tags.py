@@ -31,4 +31,6 @@ def test_jupyterlab_sends_cell_tags_like_the_headless_runner(lab, lab_root, page
     for cell, sent_by_lab in zip(nb.cells, (json.loads(stream_text(c)) for c in ran["cells"])):
         assert sent_by_lab.get("tags") == cell.metadata.get("tags")
         assert sent_by_lab["cellId"] == cell.id
-        assert request_metadata(cell) == sent_by_lab  # the headless runner sends exactly this
+        # the headless runner sends exactly this, the notebook's session id (added by the extension) included
+        assert request_metadata(cell, ran["metadata"]) == sent_by_lab
+        assert sent_by_lab["durable_nb"]["session"] == ran["metadata"]["durable_nb"]["session"]
