@@ -156,34 +156,48 @@ def test_a_read_only_role_can_inspect_and_an_append_is_refused_in_one_line(pg_ds
     writer = session.PostgresStore(pg_dsn)
     writer.create_session("a")
     writer.append_entries("a", [msg("1", text="hello team")])
-    # docs/stores.md: the read-only group and one member
-    reader_pw = "Reader-pw-7f3a"
+    # docs/stores.md: the two groups and one member each
+    pw = "Member-pw-7f3a"
     pg_server.admin(
         f"""DO $$ BEGIN
               IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'durable_readers') THEN
                 CREATE ROLE durable_readers NOLOGIN; END IF;
+              IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'durable_writers') THEN
+                CREATE ROLE durable_writers NOLOGIN; END IF;
               IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'ann') THEN
-                CREATE ROLE ann LOGIN PASSWORD '{reader_pw}' IN ROLE durable_readers; END IF;
+                CREATE ROLE ann LOGIN PASSWORD '{pw}' IN ROLE durable_writers; END IF;
+              IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'bob') THEN
+                CREATE ROLE bob LOGIN PASSWORD '{pw}' IN ROLE durable_readers; END IF;
             END $$""",
     )
     pg_server.admin(
-        f"GRANT USAGE ON SCHEMA {schema} TO durable_readers; "
-        f"GRANT SELECT ON {schema}.durable_sessions, {schema}.durable_entries TO durable_readers",
+        f"GRANT USAGE ON SCHEMA {schema} TO durable_readers, durable_writers; "
+        f"GRANT SELECT ON {schema}.durable_sessions, {schema}.durable_entries TO durable_readers; "
+        f"GRANT SELECT, INSERT ON {schema}.durable_sessions, {schema}.durable_entries TO durable_writers",
         "durable",
     )
-    reader = session.PostgresStore(pg_server.dsn(schema, user="ann", password=reader_pw))
+    member = session.PostgresStore(pg_server.dsn(schema, user="ann", password=pw))
+    try:  # a writer: no UPDATE, no DELETE, and every append works
+        member.create_session("b")
+        member.append_entries("a", [msg("w", "1", text="from ann")])
+        member.append_entries("a", [msg("w", "1", text="from ann")])  # idempotent under INSERT-only rights
+        assert ids(writer.load_entries("a")) == ["1", "w"]
+    finally:
+        member.close()
+    reader_pw = pw
+    reader = session.PostgresStore(pg_server.dsn(schema, user="bob", password=reader_pw))
     try:
-        assert ids(reader.load_entries("a")) == ["1"]
-        assert [r.id for r in reader.list_sessions()] == ["a"]
+        assert ids(reader.load_entries("a")) == ["1", "w"]
+        assert [r.id for r in reader.list_sessions()] == ["a", "b"]
         assert [h.entry_id for h in reader.search("team")] == ["1"]
         with pytest.raises(
-            DurableError, match=r"^cannot append to session 'a': the PostgreSQL role 'ann' has read-only"
+            DurableError, match=r"^cannot append to session 'a': the PostgreSQL role 'bob' has read-only"
         ) as e:
             reader.append_entries("a", [msg("2", "1")])
         _never_shows(reader_pw, e.value, caplog)
         with pytest.raises(DurableError, match="read-only"):
-            reader.create_session("b")
-        assert ids(writer.load_entries("a")) == ["1"]
+            reader.create_session("c")
+        assert ids(writer.load_entries("a")) == ["1", "w"]
     finally:
         reader.close()
         writer.close()
