@@ -58,7 +58,6 @@ from .session import (
     model_view,
     transcript_view,
 )
-from .share import fallback
 
 PREVIEW_CHARS = 160  # characters of text a tree row carries
 DATA_CHARS = 4000  # characters of a custom entry's data shown in a view
@@ -421,6 +420,8 @@ class SessionWidget(anywidget.AnyWidget):
         return {k: getattr(self, k) for k in ("session_id", "base", "tail", "leaf_id", "elided", "views")}
 
     def __repr__(self) -> str:
+        from .share import fallback  # not at import time: share's page imports this module
+
         return f"SessionWidget({fallback.header(self._static_state())})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
@@ -429,6 +430,8 @@ class SessionWidget(anywidget.AnyWidget):
         summary. JupyterLab and Notebook 7 draw the widget; a renderer with no kernel or
         widget manager (nbconvert, nbviewer, GitHub) shows the fallback. The fallback is the
         session as it was when the output was displayed. O(n) for the tree layout."""
+        from .share import fallback
+
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None

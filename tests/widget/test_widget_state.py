@@ -221,3 +221,12 @@ def test_views_send_the_last_messages_and_more_on_request():
     assert [m["entry_id"] for m in w.views["model"]][-100:] == [
         e.id for e in agent.path() if isinstance(e, MessageEntry)
     ][-100:]
+
+
+def test_the_widget_module_imports_first_in_a_fresh_interpreter():
+    """`from durable_nb.widget import SessionWidget` (the README's line) works before anything
+    else is imported: the widget and the share package import each other only lazily."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = "from durable_nb.widget import SessionWidget; from durable_nb.share import export; print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr[-500:]
