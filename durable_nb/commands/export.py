@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..durable import Agent
 from ..errors import DurableError, SessionNotFound
-from ..importers import in_memory, open_session
-from ..session import JsonlStore, check_session_id
+from ..importers import open_session
+from ..session import JsonlStore, check_session_id, describe, open_store, store_kind
 from ..share import export
 
 
@@ -30,18 +31,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("source", metavar="SESSION_OR_LOG", help="a session log file, or a session id in --store")
     p.add_argument("-o", "--output", required=True, metavar="PATH", help="the file to write: .html, .md or .jsonl")
     p.add_argument(
-        "--store", default=".durable", metavar="DIR", help="the store folder for a session id (default: .durable)"
+        "--store",
+        default=".durable",
+        metavar="STORE",
+        help="where a session id is looked up: a JSONL folder, a SQLite file (sessions.db, sqlite:///abs.db) "
+        "or a PostgreSQL DSN (default: .durable, the store beside a notebook)",
     )
     p.set_defaults(run=run)
     return p
 
 
 def load(ref: str, store: str) -> tuple[Any, str]:
-    """Return ``(agent, source)`` for a log file or a session id in the JSONL store folder ``store``.
+    """Return ``(agent, source)`` for a log file, or for a session id in the store ``store``
+    (a JSONL folder, a SQLite file or a PostgreSQL DSN; see :mod:`durable_nb.session.locate`).
 
-    The agent is an in-memory copy (nothing is written to the source); a
-    log's warnings go to stderr. Raises :class:`DurableError` naming what
-    was looked for, and the sessions a store has, when ``ref`` is neither.
+    A log is read into an in-memory copy (the file is never written) and its
+    warnings go to stderr; a stored session is only read. Raises
+    :class:`DurableError` naming what was looked for, and the sessions a
+    store has, when ``ref`` is neither.
     """
     path = Path(ref).expanduser()
     if path.is_file():
@@ -49,17 +56,19 @@ def load(ref: str, store: str) -> tuple[Any, str]:
         for w in imported.warnings:
             print(f"warning: {w}", file=sys.stderr)
         return imported.agent, str(path)
-    root = Path(store).expanduser()
-    if path.suffix == ".jsonl" or not root.is_dir():
-        raise DurableError(f"no log file {ref!r}" + ("" if root.is_dir() else f" and no store folder {store!r}"))
+    if store_kind(store) == "jsonl" and not Path(store).expanduser().is_dir():
+        raise DurableError(f"no log file {ref!r} and no store folder {store!r}")
+    if path.suffix == ".jsonl":
+        raise DurableError(f"no log file {ref!r}")
     check_session_id(ref)
-    s = JsonlStore(root)
+    s = open_store(store)
     try:
-        entries = s.load_entries(ref)
+        s.load_session(ref)
     except SessionNotFound:
         known = ", ".join(sorted(r.id for r in s.list_sessions())[:10]) or "none"
-        raise DurableError(f"no log file {ref!r} and no session {ref!r} in {root} (sessions there: {known})") from None
-    return in_memory(ref, entries), str(s.file(ref))
+        raise DurableError(f"no log file {ref!r} and no session {ref!r} in {store} (sessions there: {known})") from None
+    source = str(s.file(ref)) if isinstance(s, JsonlStore) else describe(s)
+    return Agent(store=s, session_id=ref), source
 
 
 def run(args: argparse.Namespace) -> int:

@@ -290,7 +290,10 @@ def export(m: DurableMagics, call: Call) -> None:
 
     st = m.state
     a = st.agent
-    source = str(st.inspected.source) if st.inspected is not None else str(st.store.file(a.session_id))
+    if st.inspected is not None:
+        source = str(st.inspected.source)
+    else:
+        source = str(st.store.file(a.session_id)) if isinstance(st.store, JsonlStore) else describe(st.store)
     out = export_session(a, call.args[0], source)
     print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
 

@@ -193,3 +193,16 @@ def test_command_line_exports_a_log_or_a_stored_session(tmp_path, capsys, monkey
     with pytest.raises(SystemExit) as e:
         main(["export", "kept"])
     assert e.value.code == 2
+
+
+def test_command_line_exports_a_session_of_a_sqlite_store(tmp_path, monkeypatch):
+    from durable_nb.session import SqliteStore
+
+    store = SqliteStore(tmp_path / "team.db")
+    a = durable.Agent(store=store, session_id="s1")
+    a.append("from sqlite", MessageEntry(message=ai.assistant_message("reply")))
+    rec = store.load_session("s1")
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "s1", "--store", "team.db", "-o", "s1.jsonl"]) == 0
+    back = JsonlStore(tmp_path)
+    assert back.load_entries("s1") == a.entries() and back.load_session("s1") == rec
