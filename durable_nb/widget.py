@@ -202,18 +202,36 @@ def _view_entry(e: Entry) -> dict[str, Any]:
 
 def _last_within(items: list, encode: Any, limit: int) -> list[dict[str, Any]]:
     """Return the encoded last items of ``items``: at most ``limit`` of them and about
-    ``limit * CHARS_PER_ITEM`` characters of JSON (always at least one). O(limit)."""
+    ``limit * CHARS_PER_ITEM`` characters of JSON (always at least one). ``encode(x)``
+    returns ``(dict, its JSON size)``. O(limit)."""
     budget = limit * CHARS_PER_ITEM
     out: list[dict[str, Any]] = []
     size = 0
     for x in reversed(items[-limit:]):
-        d = encode(x)
-        size += len(json.dumps(d, ensure_ascii=False))
+        d, n = encode(x)
+        size += n
         if out and size > budget:
             break
         out.append(d)
     out.reverse()
     return out
+
+
+def _sized(encode: Any, memo: dict | None, kind: str) -> Any:
+    """Return ``x -> (encode(x), its JSON size)``, remembered in ``memo`` by object when given
+    (the memo keeps each object alive, so its ``id`` is not reused while the memo lives)."""
+
+    def sized(x: Any) -> tuple[dict[str, Any], int]:
+        key = (kind, id(x))
+        if memo is not None and key in memo:
+            return memo[key][1]
+        d = encode(x)
+        pair = (d, len(json.dumps(d, ensure_ascii=False)))
+        if memo is not None:
+            memo[key] = (x, pair)
+        return pair
+
+    return sized
 
 
 def agent_row(agent: Any, e: Entry) -> dict[str, Any]:
@@ -233,7 +251,7 @@ def agent_row(agent: Any, e: Entry) -> dict[str, Any]:
 
 
 def views_at(
-    path: list[Entry], at: str, following_leaf: bool, limit: int, session_id: str = ""
+    path: list[Entry], at: str, following_leaf: bool, limit: int, session_id: str = "", memo: dict | None = None
 ) -> tuple[dict[str, Any], str]:
     """Return the ``views`` value at entry ``at`` (``path`` is its root-to-``at`` path) and an
     error (``""``, or why ``at`` is unknown: it is not empty but ``path`` is).
@@ -242,6 +260,8 @@ def views_at(
     (each view's last ``limit`` items within about ``limit * CHARS_PER_ITEM``
     characters), ``model_total`` and ``transcript_total`` (how many there
     are), ``entry`` (the full entry at ``at``, blobs elided, or ``None``).
+    Pass one ``memo`` dict to many calls over one session to encode each item
+    once: the calls then return the same dict object for the same item.
     O(len(path)) + O(limit).
     """
     error = f"no entry {at!r} in session {session_id!r}" if at and not path else ""
@@ -253,9 +273,9 @@ def views_at(
         "at": at,
         "following_leaf": following_leaf,
         "depth": len(path),
-        "model": _last_within(model, lambda m: _view_message(m, source.get(id(m), "")), limit),
+        "model": _last_within(model, _sized(lambda m: _view_message(m, source.get(id(m), "")), memo, "m"), limit),
         "model_total": len(model),
-        "transcript": _last_within(transcript, _view_entry, limit),
+        "transcript": _last_within(transcript, _sized(_view_entry, memo, "t"), limit),
         "transcript_total": len(transcript),
         "entry": _elide_blobs(codec.encode(path[-1])) if path else None,
     }

@@ -105,8 +105,10 @@ def marks(rows: list[dict[str, Any]], leaf_id: str, elided: int = 0) -> tuple[li
     for r in rows:
         by_id.setdefault(r["id"], r)
     path: list[str] = []
+    seen: set[str] = set()
     cur = by_id.get(leaf_id)
-    while cur is not None and cur["id"] not in path:
+    while cur is not None and cur["id"] not in seen:
+        seen.add(cur["id"])
         path.append(cur["id"])
         cur = by_id.get(cur.get("parent_id") or "")
     path.reverse()

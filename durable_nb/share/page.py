@@ -83,14 +83,14 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
     """
     entries = agent.entries()
     items: list[Any] = []
-    interned: dict[str, int] = {}
+    interned: dict[int, int] = {}
+    memo: dict = {}  # views_at gives the same dict for the same item, and keeps it alive
 
-    def ref(item: Any) -> int:
-        key = json.dumps(item, ensure_ascii=False, sort_keys=True)
-        if key not in interned:
-            interned[key] = len(items)
+    def ref(item: dict[str, Any]) -> int:
+        if id(item) not in interned:
+            interned[id(item)] = len(items)
             items.append(item)
-        return interned[key]
+        return interned[id(item)]
 
     by_id = {e.id: e for e in entries}
     depth: dict[str, int] = {}
@@ -102,7 +102,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         if views and spent + depth[at] > budget:
             continue
         spent += depth[at]
-        v, _ = views_at(agent.path(at), at, False, limit, agent.session_id)
+        v, _ = views_at(agent.path(at), at, False, limit, agent.session_id, memo)
         views[at] = [
             [ref(m) for m in v["model"]],
             v["model_total"],

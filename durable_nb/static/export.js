@@ -7,6 +7,7 @@
 // here computes a view, fetches anything or writes anywhere: a selection looks
 // the views up; "continue from here" moves this page's leaf (navigation only).
 {
+  const t0 = performance.now(); // first paint is timed from here (the data parsed, the tree drawn, two frames)
   const data = JSON.parse(/** @type {HTMLElement} */ (document.getElementById("dnb-data")).textContent || "{}");
   /** @type {Record<string, any>} */ const state = data.state;
   /** @type {any[]} */ const items = data.items;
@@ -70,9 +71,10 @@
   };
 
   update();
-  const t0 = performance.now();
   render({ model, el: /** @type {HTMLElement} */ (document.getElementById("dnb-root")) });
-  requestAnimationFrame(() => {
-    /** @type {any} */ (window).__dnbFirstPaintMs = performance.now() - t0;
-  });
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      /** @type {any} */ (window).__dnbFirstPaintMs = performance.now() - t0; // read by benchmarks/export_bench.py
+    }),
+  );
 }
