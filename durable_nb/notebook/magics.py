@@ -47,6 +47,13 @@ class TurnFailed(Exception):
         return [f"\x1b[0;31m{type(self).__name__}\x1b[0m: {self}"]
 
 
+class TurnInterrupted(KeyboardInterrupt):
+    """The stop button during a turn: one line, no traceback; the kernel still reports an interrupted cell
+    (``ename`` ``TurnInterrupted``, a ``KeyboardInterrupt``), so Run All stops there."""
+
+    _render_traceback_ = TurnFailed._render_traceback_
+
+
 @contextmanager
 def one_line_errors() -> Iterator[None]:
     """Turn a :class:`~durable_nb.errors.DurableError` raised inside into IPython's one-line ``UsageError``.
@@ -205,6 +212,13 @@ class DurableMagics(Magics):
                 f"↺ this cell ran before: rewound to before its entry {rewound.id} "
                 f"({plural(left, 'entry', 'entries')} left the active path and stay on a sibling branch)"
             )
+        if kind == "turn":
+            skipped = st.leave_unanswered()
+            if skipped is not None:
+                print(
+                    f"↷ the last message ({short(skipped.message.text())!r}) never got a reply: this turn continues "
+                    "from before it (it stays in the log, unanswered; re-run its cell to retry it)"
+                )
         if kind in ("meta", "ephemeral"):
             replaced = st.stage(kind, body, info.origin)
             st.sync()
@@ -226,8 +240,7 @@ class DurableMagics(Magics):
             st.run(body, origin, turn, on_delta=lambda t: view.update(t.text))
         except KeyboardInterrupt:
             view.final(turn.text, "interrupted: this partial reply was not saved")
-            print(self._after_failure(st, turn, "interrupted"))
-            raise
+            raise TurnInterrupted(self._after_failure(st, turn, "interrupted")) from None
         except Exception as e:  # a model or provider failure: one line, the session stays usable
             view.final(turn.text, "the model failed: this partial reply was not saved" if turn.text else "")
             cause = str(e) if isinstance(e, DurableError) else f"{type(e).__name__}: {e}"
@@ -244,5 +257,6 @@ class DurableMagics(Magics):
         if not turn.input_ids:
             return f"{what} before anything was written; re-run the cell to try again"
         return (
-            f"{what}; your message is saved (leaf {st.own.leaf_id}), the partial reply is not; re-run the cell to retry"
+            f"{what}; your message is kept in the log without a reply (the next turn continues from before it), "
+            "the partial reply is not; re-run this cell to retry"
         )

@@ -336,10 +336,11 @@ class NotebookSession:
         The staged entries are consumed once the input is persisted. Widgets
         are synced after each persistence receipt. A model failure or an
         interrupt propagates: the input stays stored, the partial reply (in
-        ``turn.deltas``) is not stored, the leaf is the user message, the
-        meta entries are stored and the ephemeral ones are staged again, so
-        re-running the cell (which rewinds before its message) retries with
-        the same context.
+        ``turn.deltas``) is not stored, the meta entries are stored and the
+        ephemeral ones are staged again, and the leaf moves to before the
+        unanswered user message (:meth:`leave_unanswered`), so another cell's
+        turn never resends it and re-running the cell retries it with the
+        same context.
         """
         agent = self.writable()
         staged = list(self.staged)
@@ -365,8 +366,38 @@ class NotebookSession:
         except BaseException:
             if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
                 self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+                self.leave_unanswered()
+                self.sync()
             raise
         return turn
+
+    def unanswered(self) -> MessageEntry | None:
+        """Return the leaf if it is an ordinary user message that was never answered, else ``None``.
+
+        Never answered: no entry in the log has it as parent (a failed or
+        interrupted turn leaves it so). A user message branched to on purpose
+        that has replies on some branch is not unanswered. O(1) unless the
+        leaf is a user message, then O(entries).
+        """
+        agent = self.agent
+        e = agent.entry(agent.leaf_id) if agent.leaf_id else None
+        if not (isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None):
+            return None
+        return None if any(x.parent_id == e.id for x in agent.entries()) else e
+
+    def leave_unanswered(self) -> MessageEntry | None:
+        """Move the leaf to before an unanswered user message at the leaf (see :meth:`unanswered`); return it.
+
+        The rule after a failed or interrupted turn: the message stays in the
+        log (drawn as unanswered), but no later turn continues from it, so it
+        is never sent again without the user asking. Re-running its cell
+        retries it (the cell acts at the leaf, growing a sibling). Returns
+        ``None`` (and moves nothing) when the leaf is answered.
+        """
+        e = self.unanswered()
+        if e is not None:
+            self.writable().branch(e.parent_id)
+        return e
 
     # -- verbs -------------------------------------------------------------------------
 

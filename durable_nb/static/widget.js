@@ -29,6 +29,12 @@
 const ROW_H = 26; // px; equals .dnb-row height in widget.css
 const OVERSCAN = 10; // rows drawn above and below the visible window
 const MAX_INDENT = 16; // deeper branches are drawn at this indent (the depth is still shown)
+const FIRST_CHECK_MS = 600; // a request not answered by then says why (kernel gone) or that it waits
+const GIVE_UP_MS = 15000; // a request not answered by then is reported as unanswered
+const RESTARTED = "this view belongs to a kernel that was restarted — run %durable show";
+const GONE = "this view's kernel is gone (shut down or dead) — start one and run %durable show";
+/** The row drawn above several root-level entries: the session's start, where they branch. @type {Row} */
+const START = { id: "", parent_id: "", type: "start", preview: "start of the session: the first entries branch here" };
 
 /**
  * Make an element with a class and text (text always via textContent).
@@ -78,16 +84,17 @@ class Log {
    * The tree as display lines, depth-first: ephemeral children hang right
    * under their parent (one level in), a single durable child continues at
    * the same depth, several durable children each start a branch one level
-   * in. Orphans and cycle members become roots. O(n).
+   * in. Several root-level entries (an edited first turn) are branches too,
+   * under a START row. Orphans and cycle members become roots. O(n).
    * @returns {Line[]}
    */
   lines() {
     if (this._lines) return this._lines;
     /** @type {Line[]} */ const out = [];
     const seen = new Set();
-    /** @param {Row} root */
-    const walk = (root) => {
-      /** @type {Line[]} */ const stack = [{ row: root, depth: 0, mark: "root" }];
+    /** @param {Row} root @param {number} [depth] @param {Line["mark"]} [mark] */
+    const walk = (root, depth = 0, mark = "root") => {
+      /** @type {Line[]} */ const stack = [{ row: root, depth, mark }];
       while (stack.length) {
         const line = /** @type {Line} */ (stack.pop());
         if (seen.has(line.row.id)) continue;
@@ -101,6 +108,11 @@ class Log {
         for (let i = eph.length - 1; i >= 0; i--) stack.push({ row: eph[i], depth: line.depth + 1, mark: "eph" });
       }
     };
+    const roots = this.rows.filter((r) => this.byId.get(r.id) === r && !r.parent_id);
+    if (roots.filter((r) => r.injected !== "ephemeral").length > 1) {
+      out.push({ row: START, depth: 0, mark: "root" });
+      for (const r of roots) walk(r, 1, r.injected === "ephemeral" ? "eph" : "branch");
+    }
     for (const r of this.rows) {
       if (this.byId.get(r.id) !== r) continue;
       if (!r.parent_id || !this.byId.has(r.parent_id)) walk(r);
@@ -226,6 +238,8 @@ function render({ model, el }) {
   follow.addEventListener("click", () => select(""));
   bar.append(tabs, status, follow);
   const error = h("div", "dnb-error");
+  const notice = h("div", "dnb-notice");
+  notice.hidden = true;
   const legend = h("div", "dnb-legend");
   for (const [cls, text] of [["dnb-key-active", "active path"], ["dnb-key-leaf", "leaf"], ["dnb-key-eph", "ephemeral (off the chain)"], ["dnb-key-elided", "elided by compaction"]]) {
     const k = h("span", "dnb-key");
@@ -242,7 +256,7 @@ function render({ model, el }) {
   treePanel.append(legend, scroll, details);
   const modelPanel = h("div", "dnb-panel dnb-model-panel");
   const transcriptPanel = h("div", "dnb-panel dnb-transcript-panel");
-  root.append(bar, error, treePanel, modelPanel, transcriptPanel);
+  root.append(bar, error, notice, treePanel, modelPanel, transcriptPanel);
   el.append(root);
 
   /** @type {Set<string>} */ let active = new Set();
@@ -256,8 +270,94 @@ function render({ model, el }) {
     showView();
   }
 
+  /**
+   * An ordinary user message that no entry answers (a failed or stopped turn), other than the leaf.
+   * @param {Row} r @param {string} leaf
+   */
+  function unanswered(r, leaf) {
+    if (r.type !== "message" || r.role !== "user" || r.injected || r.id === leaf) return false;
+    return !(log.children.get(r.id) || []).some((k) => k.injected !== "ephemeral");
+  }
+
+  // -- the kernel behind this view: requests time out with a message, a restart is said at once --
+  /** @type {string} */ let stale = "";
+  /** @type {{ what: string, check: () => boolean, started: number, timer: any } | null} */ let pending = null;
+  const kernel = () => /** @type {any} */ (model).widget_manager?.kernel ?? null;
+  /** Why this view can get no answer ("" if it can, or if the host does not say). */
+  function staleReason() {
+    if (stale) return stale;
+    const k = kernel();
+    if (k && (k.isDisposed || k.status === "dead" || k.connectionStatus === "disconnected")) return GONE;
+    return "";
+  }
+  /** @param {string} why */
+  function markStale(why) {
+    if (stale) return;
+    stale = why;
+    pending = null;
+    root.classList.add("dnb-is-stale");
+    drawStatus();
+    drawDetails();
+  }
+  /** A restart (ipywidgets marks every model's comm dead) or a dying kernel makes this view stale. */
+  const onCommLive = () => markStale(RESTARTED);
+  model.on("comm_live_update", onCommLive);
+  const k0 = kernel();
+  /** @param {any} _ @param {string} status */
+  const onStatus = (_, status) => {
+    if (status === "restarting" || status === "autorestarting") markStale(RESTARTED);
+    else if (status === "dead") markStale(GONE);
+  };
+  if (k0 && k0.statusChanged) k0.statusChanged.connect(onStatus);
+
+  /**
+   * Send nothing and say why when the view is stale; otherwise remember what answers the request:
+   * after FIRST_CHECK_MS without an answer the view says why (kernel gone) or that it waits, after
+   * GIVE_UP_MS that no answer came.
+   * @param {string} what @param {() => boolean} check @returns {boolean} whether to send
+   */
+  function request(what, check) {
+    const why = staleReason();
+    if (why) {
+      markStale(why);
+      drawStatus();
+      return false;
+    }
+    if (pending) clearTimeout(pending.timer);
+    pending = { what, check, started: Date.now(), timer: null };
+    const tick = () => {
+      if (!pending) return;
+      if (pending.check()) return settle();
+      const gone = staleReason();
+      if (gone) return markStale(gone);
+      const waited = Date.now() - pending.started;
+      notice.hidden = false;
+      if (waited >= GIVE_UP_MS) {
+        notice.textContent = `no answer from the kernel after ${Math.round(waited / 1000)} s (${pending.what}): it is busy or gone — run %durable show for a fresh view`;
+        pending = null;
+        return;
+      }
+      notice.textContent = `waiting for the kernel (${pending.what}): it is busy running a cell…`;
+      pending.timer = setTimeout(tick, 500);
+    };
+    pending.timer = setTimeout(tick, FIRST_CHECK_MS);
+    return true;
+  }
+  /** The pending request was answered (or there was none). */
+  function settle() {
+    if (pending && !pending.check()) return;
+    if (pending) clearTimeout(pending.timer);
+    pending = null;
+    notice.hidden = true;
+    notice.textContent = "";
+  }
+
   /** @param {string} id */
   function select(id) {
+    if (!request(`entry ${short(id)}`, () => !id || (model.get("views") || {}).at === id)) {
+      paintRows();
+      return;
+    }
     model.set("selected_id", id);
     model.save_changes();
     paintRows();
@@ -298,6 +398,9 @@ function render({ model, el }) {
       for (const k of kids) if (k.injected !== "ephemeral") n++;
       if (n > 1) branchCount.set(id, n);
     }
+    let roots = 0;
+    for (const r of log.rows) if (!r.parent_id && r.injected !== "ephemeral" && log.byId.get(r.id) === r) roots++;
+    if (roots > 1) branchCount.set("", roots); // drawn on the START row
   }
 
   /**
@@ -325,6 +428,7 @@ function render({ model, el }) {
     div.append(indent, h("span", "dnb-glyph", line.mark === "cont" ? "●" : glyph + (line.mark === "root" ? "" : "●")));
     if (line.depth > MAX_INDENT) div.append(h("span", "dnb-badge", `depth ${line.depth}`));
     const label = r.type === "message" ? r.role : r.type === "custom" ? `custom · ${r.kind || "?"}` : r.type;
+    if (r.type === "start") div.classList.add("dnb-start");
     div.append(h("span", `dnb-label dnb-role-${r.role || r.type}`, label));
     const inj = injectionBadge(r);
     if (inj) div.append(inj);
@@ -332,6 +436,7 @@ function render({ model, el }) {
     const nb = branchCount.get(r.id);
     if (nb) div.append(h("span", "dnb-badge dnb-fork", `${nb} branches`));
     if (r.thinking) div.append(h("span", "dnb-badge dnb-think", "thinking"));
+    if (unanswered(r, leaf)) div.append(h("span", "dnb-badge dnb-failed dnb-noreply", "no reply"));
     if (r.tools) div.append(h("span", "dnb-badge dnb-tool", `calls ${r.tools.join(", ")}`));
     if (r.bad_arguments) div.append(h("span", "dnb-badge dnb-failed", "malformed arguments"));
     const res = resultBadge(r);
@@ -417,7 +522,7 @@ function render({ model, el }) {
     }
     const e = v.entry;
     if (!e || v.at !== want) {
-      details.append(h("div", "dnb-muted", `Loading entry ${short(want)}…`));
+      details.append(stale ? h("div", "dnb-stale", stale) : h("div", "dnb-muted", `Loading entry ${short(want)}…`));
       return;
     }
     const leaf = model.get("leaf_id") || "";
@@ -452,6 +557,8 @@ function render({ model, el }) {
     const r = log.byId.get(e.id);
     if (r && r.elides) kv(table, "elides", `${r.elides[2]} entries, ${r.elides[0]} … ${r.elides[1]}`);
     kv(table, "on active path", active.has(e.id) ? "yes" : eph ? "no (ephemeral: off the chain)" : "no");
+    const row = log.byId.get(e.id);
+    if (row && unanswered(row, leaf)) kv(table, "reply", "none: its turn failed or was stopped; the next turn continues from before it (re-run its cell to retry)");
     details.append(table);
     if (e.type === "message") details.append(drawBlocks(msg.content, true));
     else if (e.type === "compaction") details.append(h("div", "dnb-text", e.summary));
@@ -461,7 +568,9 @@ function render({ model, el }) {
     cont.type = "button";
     cont.disabled = eph || e.id === leaf;
     cont.title = eph ? "An ephemeral entry is off the durable chain: you cannot branch to it." : e.id === leaf ? "This is already the leaf." : "Move the leaf here (branch): the next turn continues from this entry.";
-    cont.addEventListener("click", () => model.send({ action: "branch", id: e.id }));
+    cont.addEventListener("click", () => {
+      if (request(`continue from ${short(e.id)}`, () => model.get("leaf_id") === e.id || !!model.get("error"))) model.send({ action: "branch", id: e.id });
+    });
     for (const [name, label] of [["model", "Model view here"], ["transcript", "Transcript here"]]) {
       const b = /** @type {HTMLButtonElement} */ (h("button", "dnb-action", label));
       b.type = "button";
@@ -483,6 +592,8 @@ function render({ model, el }) {
     const b = /** @type {HTMLButtonElement} */ (h("button", "dnb-action", "Show earlier"));
     b.type = "button";
     b.addEventListener("click", () => {
+      const before = model.get("views");
+      if (!request("earlier messages", () => model.get("views") !== before)) return;
       model.set("view_limit", (model.get("view_limit") || 200) * 4);
       model.save_changes();
     });
@@ -554,9 +665,11 @@ function render({ model, el }) {
     const leaf = model.get("leaf_id") || "";
     status.textContent = `${model.get("session_id") || ""} · ${log.rows.length} entries · leaf ${short(leaf)}${sel ? ` · selected ${short(sel)}` : ""}`;
     follow.hidden = !sel;
-    const err = model.get("error") || "";
+    const err = stale || model.get("error") || "";
     error.textContent = err;
     error.hidden = !err;
+    error.classList.toggle("dnb-stale", !!stale);
+    if (stale) notice.hidden = true;
   }
 
   let queued = false;
@@ -586,6 +699,7 @@ function render({ model, el }) {
       seenViews = views;
       drawDetails();
       drawStatus();
+      settle();
     });
   }
 
@@ -598,6 +712,9 @@ function render({ model, el }) {
   refresh();
   return () => {
     for (const [ev, cb] of handlers) model.off(ev, cb);
+    model.off("comm_live_update", onCommLive);
+    if (k0 && k0.statusChanged) k0.statusChanged.disconnect(onStatus);
+    if (pending) clearTimeout(pending.timer);
   };
 }
 

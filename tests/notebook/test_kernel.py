@@ -187,14 +187,15 @@ def test_model_failure_keeps_the_session_usable(nb):
     nb.cell("It is Monday.", ["ephemeral"], e)
     r = nb.cell("hello", [], c)
     line = one_line_turn_failure(r)
-    assert "ConnectionError: provider down" in line and "your message is saved" in line
+    assert "ConnectionError: provider down" in line and "your message is kept in the log without a reply" in line
     assert "partial reply was not saved" in r.html()
     log = nb.log(sid)
     assert [x["message"]["role"] for x in log[1:]] == ["user"] and "partial" not in nb.path_of(sid).read_text()
     assert "1. [ephemeral" in nb.k.ok("%durable staged").stdout  # staged again for the retry
     nb.k.ok("current().agent.model = None")
+    assert nb.k.value("current().agent.leaf_id") == ""  # the next turn continues from before the unanswered message
     r = nb.cell("hello", [], c)  # retry: a sibling of the failed message, with the same context
-    assert "rewound" in r.stdout and r.status == "ok"
+    assert r.status == "ok"
     assert messages_in(nb.k.value("_durable")) == [f"user [ephemeral · cell:{e}]: It is Monday.", "user: hello"]
     assert [x["parent_id"] for x in nb.log(sid)[1:] if x["message"]["role"] == "user"] == ["", ""]
 
@@ -212,7 +213,7 @@ def test_a_model_error_in_a_turn_is_its_own_one_line_not_a_usage_error(nb):
     )
     line = one_line_turn_failure(nb.cell("hello", [], new_cell_id()))
     assert line.startswith("TurnFailed: limited: 429 rate limited (retry later) — ") and "ModelError" not in line
-    assert "your message is saved" in line
+    assert "your message is kept in the log without a reply" in line
 
 
 def use_slow_model(nb, pieces: int, word: str, delay: float) -> None:
@@ -241,13 +242,39 @@ def test_interrupt_while_streaming(nb):
             nb.k.interrupt()
 
     r = nb.k.collect(nb.k.send("%%durable\nstream please", (), new_cell_id()), timeout=30, on_output=on_output)
-    assert seen and r.status == "error" and r.reply["ename"] == "KeyboardInterrupt"
-    assert "interrupted; your message is saved" in r.stdout
+    # two lines (the marked partial reply, then one error line), no traceback
+    assert seen and r.status == "error" and r.reply["ename"] == "TurnInterrupted"
+    assert r.reply["traceback"] == [
+        "\x1b[0;31mTurnInterrupted\x1b[0m: interrupted; your message is kept in the log without a reply "
+        "(the next turn continues from before it), the partial reply is not; re-run this cell to retry"
+    ]
+    assert r.stdout == "" and "Traceback" not in r.stderr
     assert "word0" in r.displays[-1]["data"]["text/plain"] and "not saved" in r.displays[-1]["data"]["text/plain"]
     assert [x["message"]["role"] for x in nb.log(sid)[1:]] == ["user"]
     nb.k.ok("current().agent.model = None")
-    r = nb.cell("still there?", [], new_cell_id())
-    assert r.status == "ok" and messages_in(nb.k.value("_durable")) == ["user: stream please", "user: still there?"]
+    r = nb.cell("still there?", [], new_cell_id())  # another cell: the unanswered message is not sent again
+    assert r.status == "ok" and messages_in(nb.k.value("_durable")) == ["user: still there?"]
+    users = [x for x in nb.log(sid)[1:] if x["message"]["role"] == "user"]
+    assert [u["parent_id"] for u in users] == ["", ""]  # the unanswered one stays, as a sibling
+
+
+def test_after_a_restart_an_unanswered_message_is_not_resent(tmp_path):
+    k = Kernel(tmp_path)
+    try:
+        k.ok("%load_ext durable_nb\nfrom durable_nb.notebook import current")
+        k.ok("%%durable\nfirst", (), new_cell_id())
+        reply = k.value("current().agent.leaf_id")
+        # a turn whose reply never came (the kernel died mid-turn): the log ends at the user message
+        k.ok("from durable_nb import durable\ncurrent().agent.append(durable.text('lost question'))")
+        k.restart()
+        k.ok("%load_ext durable_nb\nfrom durable_nb.notebook import current")
+        r = k.ok("%%durable\nnext question", (), new_cell_id())
+        assert r.stdout.startswith("↷ the last message ('lost question') never got a reply: this turn continues from")
+        assert messages_in(k.value("_durable"))[-1] == "user: next question"
+        assert "lost question" not in k.value("_durable")
+        assert k.value("current().agent.path()[-3].id") == reply
+    finally:
+        k.shutdown()
 
 
 def test_streaming_updates_one_display(nb):

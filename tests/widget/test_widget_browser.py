@@ -242,3 +242,43 @@ def test_tool_calls_results_and_thinking_in_the_tree_details_and_both_views(brow
         assert h.requests == []
     finally:
         h.close()
+
+
+def test_root_level_branches_unanswered_messages_and_a_kernel_that_does_not_answer(browser):
+    from durable_nb import ai, durable
+    from durable_nb.session import MemoryStore, MessageEntry
+
+    agent = durable.Agent(store=MemoryStore())
+    (first,) = agent.append(durable.text("first version"))  # its turn failed: no reply
+    agent.branch("")
+    edited, reply = agent.append(
+        durable.text("first, edited"), MessageEntry(message=ai.Message("assistant", [ai.Text("ok")]))
+    )
+    (lost,) = agent.append(durable.text("lost question"))  # stopped: the leaf went back before it
+    agent.branch(reply.id)
+    w = SessionWidget(agent)
+    h = Page(browser, w, bridge=False)  # nobody answers: a kernel that is busy, or gone
+    page = h.page
+    try:
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        start = page.locator(".dnb-row.dnb-start")
+        assert "start" in start.inner_text() and "2 branches" in start.inner_text()
+        order = page.eval_on_selector_all(".dnb-row", "els => els.map(e => e.dataset.id)")
+        assert order == ["", first.id, edited.id, reply.id, lost.id]
+        marks = page.eval_on_selector_all(".dnb-row", "els => els.map(e => e.querySelector('.dnb-glyph').textContent)")
+        assert marks[:3] == ["●", "└●", "└●"]  # both first versions are branches of the start
+        assert [("no reply" in row(page, i).inner_text()) for i in order[1:]] == [True, False, False, True]
+        shot(page, "root_branches")
+
+        # a click nobody answers says so, instead of "Loading…" for good
+        row(page, lost.id).click()
+        page.wait_for_selector(".dnb-notice:has-text('waiting for the kernel')", timeout=3000)
+        # the kernel restarts (ipywidgets marks the model's comm dead): the next click says what to do, at once
+        page.evaluate("window.__fire('comm_live_update')")
+        row(page, first.id).click()
+        stale = "this view belongs to a kernel that was restarted — run %durable show"
+        assert page.locator(".dnb-error").inner_text() == stale
+        assert page.locator(".dnb-notice").is_hidden()
+        shot(page, "stale")
+    finally:
+        h.close()
