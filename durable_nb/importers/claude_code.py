@@ -9,8 +9,9 @@ Each line is a record; ``uuid``/``parentUuid`` make a tree. Mapping:
   response as several lines (one per content block, same ``message.id``):
   they are merged into one message, whose id is the first line's uuid;
   children of any of those lines hang off the merged message.
-  Thinking and other non-message blocks → a custom ``claude_code.<block type>``
-  entry just before the message;
+  ``thinking`` and ``redacted_thinking`` blocks → :class:`~durable_nb.ai.Thinking`
+  blocks of the message (signature or encrypted data kept); other non-message
+  blocks → a custom ``claude_code.<block type>`` entry just before the message;
 - parallel tool calls: Claude Code hangs each result off the line of its own
   call, so a plain leaf-to-root walk loses all but one result. Results of
   one merged message are chained one after another (in file order), and the
@@ -77,6 +78,10 @@ def _blocks(content: Any) -> tuple[list[ai.Block], list[dict[str, Any]]]:
                 out.append(ai.Text(f"[document {src.get('media_type', '')}: not shown]"))
         elif t in ("tool_use", "server_tool_use"):
             out.append(tool_call(b.get("id"), b.get("name"), b.get("input"), "input"))
+        elif t == "thinking":
+            out.append(ai.Thinking(str(b.get("thinking") or ""), str(b.get("signature") or "")))
+        elif t == "redacted_thinking":
+            out.append(ai.Thinking(redacted=str(b.get("data") or "")))
         else:
             other.append(b)
     return out, other

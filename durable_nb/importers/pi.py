@@ -7,7 +7,8 @@ files are trees (``id``/``parentId``; v2 spells the custom role
 
 - header → custom ``pi.session`` (the root; entries with no parent hang off it);
 - ``message`` user / assistant / toolResult → message entries (thinking
-  blocks → a custom ``pi.thinking`` entry just before the assistant message);
+  blocks → :class:`~durable_nb.ai.Thinking` blocks of the message, the
+  signature kept; a redacted one keeps its encrypted data);
 - ``bashExecution`` messages (``!cmd``) → a user message (custom
   ``pi.bash_execution`` when ``excludeFromContext``);
 - ``custom_message`` (and custom/hookMessage roles) → a user message,
@@ -46,7 +47,7 @@ BRANCH_PREFIX = "Summary of a branch this conversation came back from:\n\n"
 
 
 def blocks(content: Any) -> list[ai.Block]:
-    """Return the text and image blocks of pi message content (a string or a block list)."""
+    """Return the text, image, tool-call and thinking blocks of pi message content (a string or a block list)."""
     if isinstance(content, str):
         return [ai.Text(content)]
     if not isinstance(content, list):
@@ -60,7 +61,19 @@ def blocks(content: Any) -> list[ai.Block]:
             out.append(image_block(b.get("data"), b.get("mimeType")))
         elif t == "toolCall":
             out.append(tool_call(b.get("id"), b.get("name"), b.get("arguments")))
+        elif t in ("thinking", "redactedThinking"):
+            out.append(_thinking(b))
     return out
+
+
+def _thinking(b: dict[str, Any]) -> ai.Thinking:
+    """Return pi's thinking block as a Thinking: pi keeps a redacted block's encrypted data in
+    ``thinkingSignature`` (with ``redacted: true``); the older ``redactedThinking`` type in ``data``."""
+    sig = b.get("thinkingSignature") if isinstance(b.get("thinkingSignature"), str) else ""
+    if b.get("type") == "redactedThinking" or b.get("redacted") is True:
+        data = b.get("data") if isinstance(b.get("data"), str) else sig
+        return ai.Thinking(redacted=data)
+    return ai.Thinking(b.get("thinking") if isinstance(b.get("thinking"), str) else "", sig)
 
 
 def load(path: Path, records: list[Record]) -> Loaded:
@@ -136,10 +149,6 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
     if role == "assistant":
         out: list[Entry] = []
         content = m.get("content") or []
-        thinking = [b for b in content if isinstance(b, dict) and b.get("type") in ("thinking", "redactedThinking")]
-        if thinking:
-            out.append(custom("pi.thinking", {"thinking": thinking}, f"{id}.thinking", parent, at))
-            parent = out[0].id
         msg = ai.Message(
             role="assistant",
             content=blocks(content),

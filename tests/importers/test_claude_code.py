@@ -38,10 +38,11 @@ def test_one_api_response_over_several_lines_is_one_assistant_message():
     merged = a.entry(split[0]["uuid"])
     calls = [c.id for c in merged.message.tool_calls()]
     assert calls == ["toolu_01DKTWcKpZ2ksZQmoKKfxiw6", "toolu_01JJds55jYrYwd9TktNGndRY"]
-    # The thinking block is kept as a custom entry right before the message, never sent to the model.
-    thinking = a.entry(merged.parent_id)
-    assert isinstance(thinking, CustomEntry) and thinking.kind == "claude_code.thinking"
-    assert thinking.data["blocks"][0]["thinking"].startswith("The user wants me to research")
+    # The thinking block is a Thinking block of the merged message, with its signature (in file order).
+    thinking = [b for b in merged.message.content if isinstance(b, ai.Thinking)]
+    assert len(thinking) == 1 and thinking[0].text.startswith("The user wants me to research")
+    raw = next(b for o in split for b in o["message"]["content"] if b["type"] == "thinking")
+    assert thinking[0].signature == raw["signature"] and merged.message.text() != ""
     assert sum(1 for m in a.messages() if m is merged.message) == 1
 
 
@@ -93,8 +94,8 @@ def test_nothing_in_the_file_is_dropped():
         "claude_code.queue-operation",
         "claude_code.file-history-snapshot",
         "claude_code.system.local_command",
-        "claude_code.thinking",
     } <= kinds
+    assert "claude_code.thinking" not in kinds  # thinking is part of its message now
 
 
 def test_compact_summary_reaches_the_model_once_and_replaces_the_earlier_turns():

@@ -77,9 +77,25 @@ def test_branch_summary_branches_labels_and_model_changes():
         e = a.entry(id)
         assert isinstance(e, CustomEntry) and e.kind == kind
         assert e.data == next(o for o in raw_lines(GEN) if o.get("id") == id)
-    # The thinking block sits just before its assistant message, as a custom entry.
-    assert a.entry("a0000001").parent_id == "a0000001.thinking"
-    assert a.entry("a0000001.thinking").data["thinking"][0]["thinking"] == "Use ls."
+    # The thinking block is a Thinking block of its assistant message, in place.
+    assert a.entry("a0000001").message.content[0] == ai.Thinking("Use ls.", "sig")
     msgs = a.messages()
     assert synthesized(msgs) == []
     assert isinstance(a.entry("t0000001"), MessageEntry) and a.entry("t0000001").message.tool_name == "bash"
+
+
+def test_pi_thinking_blocks_become_thinking_signed_or_redacted():
+    from durable_nb.importers.pi import blocks
+
+    content = [
+        {"type": "thinking", "thinking": "Plan.", "thinkingSignature": "sig-1"},
+        {"type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "ENC-1", "redacted": True},
+        {"type": "redactedThinking", "data": "ENC-2"},
+        {"type": "text", "text": "Done."},
+    ]
+    assert blocks(content) == [
+        ai.Thinking("Plan.", "sig-1"),
+        ai.Thinking(redacted="ENC-1"),
+        ai.Thinking(redacted="ENC-2"),
+        ai.Text("Done."),
+    ]

@@ -133,13 +133,13 @@ def test_03_inspecting_sessions(tmp_path):
     assert "Skill:" not in upgraded.split("the model still")[0]  # the upgraded copy hides the skills from readers
     assert "['legacy-meta', 'legacy-meta']" in upgraded
     claude = text_of(cells["claude"])
-    assert claude.startswith("claude_code: 35 entries") and "('claude_code:isMeta'" in claude
+    assert claude.startswith("claude_code: 34 entries") and "('claude_code:isMeta'" in claude
     leaf_view = text_of(cells["views-leaf"])
     assert "compaction | user: The conversation before this point was compacted" in leaf_view
     # continuing the Claude Code log: its active path copied into the notebook's store (the log unchanged, above)
-    assert "22 entries copied" in text_of(cells["claude-fork"])
+    assert "21 entries copied" in text_of(cells["claude-fork"])
     assert "uses it now: True | still inspecting: False" in text_of(cells["claude-fork"])
     cont = text_of(cells["claude-continue"])
     assert cont.startswith("I received 18 messages") and "18. user: What did you try so far" in cont
     forks = [p for p in (tmp_path / ".durable").glob("claude-*.jsonl")]
-    assert len(forks) == 1 and len(forks[0].read_text().splitlines()) == 1 + 22 + 2
+    assert len(forks) == 1 and len(forks[0].read_text().splitlines()) == 1 + 21 + 2
