@@ -145,9 +145,11 @@ def run_notebook(
     )
 
     def on_execute(cell: NotebookNode, cell_index: int) -> None:
+        assert client.kc is not None  # the kernel client exists while cells run
         client.kc.session.metadata = request_metadata(cell, nb.metadata)
 
     def on_complete(cell: NotebookNode, cell_index: int) -> None:
+        assert client.kc is not None
         client.kc.session.metadata = {}
 
     client.on_cell_execute = on_execute

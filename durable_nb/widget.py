@@ -335,8 +335,8 @@ class SessionWidget(anywidget.AnyWidget):
     _css = _asset("widget.css")
 
     session_id = traitlets.Unicode("").tag(sync=True)
-    base = traitlets.List().tag(sync=True)
-    tail = traitlets.List().tag(sync=True)
+    base: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    tail: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
     leaf_id = traitlets.Unicode("").tag(sync=True)
     elided = traitlets.Int(0).tag(sync=True)  # entries from the active path's root its latest compaction elides
     selected_id = traitlets.Unicode("").tag(sync=True)

@@ -190,7 +190,7 @@ class _Reader:
                 msg = ai.Message(
                     role="assistant", content=[], injected=ai.Injection.META if injected else None, origin=injected
                 )
-                self.open = self.add(message(id, self.cur, at, msg))  # type: ignore[assignment]
+                self.open = self.add(message(id, self.cur, at, msg))
             self.open.message.content.extend(blocks)
             if injected:
                 self.open = None

@@ -70,7 +70,7 @@ def open_stream(
     iterated (for a generator). O(1) beyond reading ``stream``'s signature.
     """
     if request is not None and accepts_request(model.stream):
-        return model.stream(messages, request)
+        return model.stream(messages, request)  # type: ignore[call-arg]  # its signature was just checked
     return model.stream(messages)
 
 
@@ -86,7 +86,7 @@ class CallableModel:
 
     def stream(self, messages: Sequence[ai.Message], request: ai.Request | None = None) -> Iterator[str | ai.Message]:
         out = (
-            self.fn(list(messages), request)
+            self.fn(list(messages), request)  # type: ignore[call-arg]  # accepts_request checked it
             if request is not None and accepts_request(self.fn)
             else self.fn(list(messages))
         )

@@ -205,7 +205,7 @@ class _Reply:
             self.blocks[event.index] = block
             return block["text"] if b.type == "text" else ""
         elif t == "content_block_delta":
-            block = self.blocks.get(event.index)
+            block = self.blocks.get(event.index)  # type: ignore[assignment]  # None is checked below
             d = event.delta
             if block is None:
                 return ""

@@ -137,6 +137,6 @@ def split_settings(
             raise ModelError(f"{provider}: the setting {k!r} is sent by durable_nb itself; leave it out")
         if k not in named:
             extra[k] = v
-        elif named[k] is not None:
-            args[named[k]] = v
+        elif (name := named[k]) is not None:
+            args[name] = v
     return args, extra

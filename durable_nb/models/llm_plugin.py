@@ -265,7 +265,7 @@ class LlmModel:
             try:
                 self.model.Options(**options)
             except ValueError as e:  # pydantic's ValidationError
-                errors = getattr(e, "errors", lambda: [])()
+                errors: list[dict[str, Any]] = getattr(e, "errors", lambda: [])()
                 what = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in errors) or str(e)
                 known = ", ".join(self.model.Options.model_fields) or "none"
                 raise ModelError(f"{self.name}: bad setting ({what}) — this model's options: {known}") from None

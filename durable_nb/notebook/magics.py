@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
@@ -72,6 +73,8 @@ def one_line_errors() -> Iterator[None]:
 class DurableMagics(Magics):
     """``%%durable`` / ``%durable``; settings via ``%config DurableMagics.<name> = ...``."""
 
+    shell: Any  # the InteractiveShell (IPython's Magics declares it None until __init__ sets it)
+
     model = Unicode(
         "", help="Model for turns: 'offline', 'openai:<model>', ... ('' = $DURABLE_NB_MODEL or offline)."
     ).tag(config=True)
@@ -113,7 +116,7 @@ class DurableMagics(Magics):
         if self._state is not None and (ident is None or ident.session == self._identity):
             return self._state
         carry = self._state.staged if self._state is not None else self._carry
-        ns = self.shell.user_ns if self.shell is not None else {}
+        ns: dict[str, object] = self.shell.user_ns if self.shell is not None else {}
         sid = ident.session if ident else self.session or default_session_name(ns)
         self._state = NotebookSession(
             self.open_store(), sid, self.model or None, fork_of=ident.fork_of if ident else ""
@@ -164,8 +167,9 @@ class DurableMagics(Magics):
     @observe("model")
     def _model_changed(self, change) -> None:
         # not validated here (%config would only log an error): the next turn reports a bad name
-        if getattr(self, "_state", None) is not None:
-            self._state.model = change["new"] or None
+        state = getattr(self, "_state", None)
+        if state is not None:
+            state.model = change["new"] or None
 
     # -- the magic ----------------------------------------------------------------
 

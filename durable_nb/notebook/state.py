@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import ai, durable
 from ..durable import Agent, new_session_id
@@ -45,6 +46,9 @@ from ..session import (
     register_custom,
     safe_session_id,
 )
+
+if TYPE_CHECKING:
+    from .. import importers
 
 NOTE_KIND = "note"
 DEFAULT_SESSION = "default"
@@ -153,7 +157,7 @@ class NotebookSession:
     ) -> None:
         self.store: Store = store if isinstance(store, Store) else JsonlStore(Path(store))
         self._model: ModelLike = model
-        self.inspected = None  # an importers.Imported while a saved log is open read-only
+        self.inspected: importers.Imported | None = None  # an importers.Imported while a saved log is open read-only
         self.staged: list[MessageEntry] = []
         # origin -> latest durable entry it made, for one agent, read incrementally from its log
         self._origins: tuple[Agent, list[int], dict[str, Entry]] | None = None
@@ -291,7 +295,7 @@ class NotebookSession:
         """Append a :class:`Note` at the leaf and return it (stored, never sent)."""
         (note,) = self.writable("add a note").append(Note(body=body, cell=cell_id))
         self.sync()
-        return note
+        return note  # type: ignore[return-value]  # append returns the entries it was given
 
     # -- turns -----------------------------------------------------------------------
 
@@ -328,7 +332,9 @@ class NotebookSession:
                 injected_entry(kind, body or "", origin),
             ]
         e = self.cell_position(origin, chat)
-        return agent.preview(*new, at=e.parent_id if e is not None else None), [x.message for x in new]
+        return agent.preview(*new, at=e.parent_id if e is not None else None), [
+            x.message for x in new if isinstance(x, MessageEntry)
+        ]
 
     def run(self, body: str, origin: str | None, turn: Turn, on_delta: Callable[[Turn], object] | None = None) -> Turn:
         """Run one turn (staged entries + the cell's message) and fill ``turn`` as it goes.
@@ -407,7 +413,7 @@ class NotebookSession:
         memory stores scan."""
         if session is not None and not self._exists(session):
             raise DurableError(f"no session {session!r} in {describe(self.store)}; %durable sessions lists them")
-        return self.store.search(text, session=session, limit=limit)
+        return self.store.search(text, session=session, limit=limit)  # type: ignore[attr-defined]  # every store has it
 
     def resolve(self, ref: str) -> Entry:
         """Return the entry ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""

@@ -80,7 +80,8 @@ def staged_text(st: NotebookSession) -> str:
     rows = [f"staged   {len(st.staged)} for the next turn, in this order:"]
     for i, s in enumerate(st.staged, 1):
         m = s.message
-        rows.append(f"  {i}. [{m.injected.value}{' · ' + m.origin if m.origin else ''}] {short(m.text())!r}")
+        kind = m.injected.value if m.injected is not None else "?"
+        rows.append(f"  {i}. [{kind}{' · ' + m.origin if m.origin else ''}] {short(m.text())!r}")
     return "\n".join(rows)
 
 

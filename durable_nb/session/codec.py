@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import msgspec
 
@@ -75,7 +75,10 @@ def decode_block(d: dict[str, Any]) -> ai.Block:
             args = d.get("arguments") or {}
             if type(args) is not dict:
                 raise TypeError("'arguments' must be an object")
-            return ai.ToolCall(_str(d, "id", required=True), _str(d, "name", required=True), args)
+            call_id, name = _str(d, "id", required=True), _str(d, "name", required=True)
+            if call_id is None or name is None:
+                raise TypeError("a tool call's 'id' and 'name' must be strings")
+            return ai.ToolCall(call_id, name, args)
         if t == "thinking":  # pi-go's layout; every field may be absent
             return ai.Thinking(_str(d, "thinking") or "", _str(d, "signature") or "", _str(d, "redacted") or "")
         if t == "image":
@@ -130,7 +133,7 @@ def decode_message(d: dict[str, Any]) -> ai.Message:
         content = [{"type": "text", "text": content}]
     elif type(content) is not list:
         raise DecodeError("message content is not a list")
-    blocks = []
+    blocks: list[ai.Block] = []
     for b in content:
         if type(b) is not dict:
             raise DecodeError("content block is not an object")
@@ -195,7 +198,7 @@ def _encode_custom(entry: CustomEntry) -> dict[str, Any]:
     for name in entry.__struct_fields__:
         if name not in _CUSTOM_BASE:
             data[name] = getattr(entry, name)
-    out = {
+    out: dict[str, Any] = {
         "type": "custom",
         "id": entry.id,
         "parent_id": entry.parent_id,
@@ -289,7 +292,7 @@ def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
     Custom entries come back as their registered class. O(size).
     """
     try:
-        entries = _decode_lines(buf)
+        entries = cast("list[Entry]", _decode_lines(buf))
     except (msgspec.MsgspecError, ValueError, TypeError):
         return None
     for i, e in enumerate(entries):

@@ -172,7 +172,7 @@ class JsonlStore:
 
         Files whose first line is not a ``session_init`` record are skipped.
         """
-        out = []
+        out: list[SessionRecord] = []
         if not self.root.is_dir():
             return out
         for f in self.root.glob("*.jsonl"):
@@ -269,9 +269,9 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
     paused = gc.isenabled()
     gc.disable()
     try:
-        entries = _strict_entries(f, data)
-        if entries is not None:
-            return entries, []
+        strict = _strict_entries(f, data)
+        if strict is not None:
+            return strict, []
         objs, linenos = parse_lines(f, data)
         entries: list[Entry] = []
         legacy: list[int] = []

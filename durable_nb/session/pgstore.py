@@ -129,9 +129,9 @@ def mask_dsn(text: str, dsn: str | None = None) -> str:
     if dsn:
         for m in re.finditer(r"password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)", dsn, flags=re.I):
             text = text.replace(m.group(1).strip("'"), "***")
-        m = re.search(r"://[^:/@\s]*:([^@\s]*)@", dsn)
-        if m and m.group(1):
-            text = text.replace(m.group(1), "***")
+        userinfo = re.search(r"://[^:/@\s]*:([^@\s]*)@", dsn)
+        if userinfo and userinfo.group(1):
+            text = text.replace(userinfo.group(1), "***")
     return text
 
 

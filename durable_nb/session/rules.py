@@ -45,7 +45,8 @@ def kept_from(path: Sequence[Entry], at: int) -> int:
     compaction is kept: only what follows it). Everything in ``path[:result]``
     is elided (stood in for by the summary). O(at).
     """
-    kept = path[at].first_kept_id  # type: ignore[union-attr]
+    c = path[at]
+    kept = c.first_kept_id if isinstance(c, CompactionEntry) else ""
     if kept:
         for j in range(at):
             if path[j].id == kept:

@@ -188,7 +188,9 @@ def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS, elide
     lines = layout(rows)
     path, elided_ids, branches = marks(rows, leaf_id, elided)
     active = set(path)
-    shown = lines if len(lines) <= 2 * limit else lines[:limit] + [None] + lines[-limit:]
+    shown: list[tuple[dict[str, Any], int, str] | None] = (
+        [*lines] if len(lines) <= 2 * limit else [*lines[:limit], None, *lines[-limit:]]
+    )
     body = []
     for line in shown:
         if line is None:

@@ -1,3 +1,4 @@
+// @ts-check
 // durable_nb entry-tree widget: the front end of durable_nb.widget.SessionWidget.
 //
 // Python sends a flat log of entry rows (traits `base` + `tail`), `leaf_id`,
