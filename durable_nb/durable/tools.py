@@ -50,7 +50,7 @@ class Tool:
 
     def __init__(self, fn: Callable[..., Any], name: str | None = None, description: str | None = None) -> None:
         if isinstance(fn, Tool):
-            fn = fn.fn
+            fn = fn.fn  # type: ignore[has-type]  # Tool.fn is set in __init__, below
         if not callable(fn):
             raise ToolError(f"{fn!r} is not callable: a tool is a function (sync or async) or another callable")
         self.fn = fn

@@ -90,6 +90,6 @@ def _repair_value(value: object) -> object:
         same = all(a is b and items[a] is value[b] for a, b in zip(items, value))
         return value if same and len(items) == len(value) else items
     if isinstance(value, list):
-        items = [_repair_value(v) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else items
+        fixed_items = [_repair_value(v) for v in value]
+        return value if all(a is b for a, b in zip(fixed_items, value)) else fixed_items
     return value

@@ -365,7 +365,7 @@ class NotebookSession:
                         on_delta(turn)
                 elif ev.type == "message_end":
                     turn.written += len(ev.entries)
-                    if ev.message.role == "assistant":
+                    if ev.message is not None and ev.message.role == "assistant":
                         turn.reply = ev.message
                     turn.leaf_id = ev.leaf_id
                     self.sync()

@@ -105,7 +105,7 @@ class ViewBuilder:
         role = m.role
         if role == "tool_result":
             if self.pending:
-                self.pending.pop(m.tool_call_id, None)
+                self.pending.pop(m.tool_call_id or "", None)
         elif role == "system":
             self.system = m
             return

@@ -72,14 +72,16 @@ def _message(e: MessageEntry) -> str:
             args = json.dumps(b.arguments, ensure_ascii=False, indent=2, default=str)
             parts.append(f"Tool call {_code(b.name)} ({_code(b.id)}):\n\n{_fenced(args, 'json')}")
         elif b.type == "reminder":
-            parts.append(f"> *Reminder block (sent to the model, hidden from transcripts):* {md_text(b.text)}")
+            parts.append(
+                f"> *Reminder block (sent to the model, hidden from transcripts):* {md_text(getattr(b, 'text', ''))}"
+            )
         elif b.type == "thinking":
             text = getattr(b, "text", "") or "(redacted)"
             parts.append(f"<details><summary>Thinking</summary>\n\n{md_text(text)}\n\n</details>")
         else:
             name = getattr(b, "name", "")
             parts.append(
-                f"*[{md_text(b.type)}{' ' + md_text(name) if name else ''} {md_text(b.mime_type)}, not included]*"
+                f"*[{md_text(b.type)}{' ' + md_text(name) if name else ''} {md_text(getattr(b, 'mime_type', ''))}, not included]*"
             )
     body = "\n\n".join(parts)
     if m.injected is not None:
