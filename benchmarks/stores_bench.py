@@ -118,7 +118,7 @@ class RawPg:
 def append_per_turn(stores: dict, raws: dict, turns: int) -> dict:
     es = chain(2 * turns, seed=7, words=60)
     out: dict[str, list[float]] = {k: [] for k in [*stores, *raws]}
-    for k, st in stores.items():
+    for st in stores.values():
         st.create_session("turns")
     for t in range(turns):  # interleaved, so machine load hits all alike
         pair = es[2 * t : 2 * t + 2]
