@@ -29,6 +29,17 @@ class CorruptLog(DurableError):
     """A stored log that cannot be decoded (names the file and line)."""
 
 
+class LogChanged(DurableError):
+    """A session's log was truncated or replaced since this store read or wrote it;
+    nothing was appended (appending would leave a log that no longer opens, or
+    entries whose parents are gone)."""
+
+
+class StoreWriteError(DurableError):
+    """The store could not write (read-only folder, full disk, ...); nothing of the
+    batch was kept. The message names the file and the system's reason."""
+
+
 class UnknownEntry(DurableError, KeyError):
     """An entry id that is not in the session's log."""
 

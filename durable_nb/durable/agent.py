@@ -462,13 +462,17 @@ class Agent:
         new session in another store (e.g. a session opened read-only in
         memory, continued in the notebook's store); its ``parent_id`` still
         names this session. Raises ``SessionExists`` if the id is taken there.
+        The new session is created with its entries in one step (the store's
+        ``create_session(..., entries=...)``): a fork that fails (an entry that
+        cannot be stored raises :class:`DurableError`, a full disk the store's
+        error) leaves no session behind and the id free.
         Returns the new session's agent (same model, publisher, tools,
         settings and hooks; its store).
         """
         self._check_open()
         src = self.path()
         store = self.store if store is None else store
-        store.create_session(check_session_id(new_id_), parent_id=self.session_id)
+        check_session_id(new_id_)
         mapping: dict[str, str] = {}
         copies: list[Entry] = []
         parent = ""
@@ -479,7 +483,12 @@ class Agent:
                 c.first_kept_id = mapping.get(c.first_kept_id, "")
             copies.append(c)
             parent = c.id
-        store.append_entries(new_id_, copies)
+        try:  # one step, all or nothing: a failed fork leaves no session and the id free
+            store.create_session(new_id_, parent_id=self.session_id, entries=copies)
+        except (UnicodeEncodeError, TypeError, RecursionError) as e:
+            raise DurableError(
+                f"cannot fork into {new_id_!r}: an entry of the active path cannot be stored ({e}); nothing was written"
+            ) from None
         forked = Agent(
             model=self._model_spec,
             store=store,

@@ -293,7 +293,7 @@ def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
     """
     try:
         entries = cast("list[Entry]", _decode_lines(buf))
-    except (msgspec.MsgspecError, ValueError, TypeError):
+    except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
         return None
     for i, e in enumerate(entries):
         if not e.id:

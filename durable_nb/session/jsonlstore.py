@@ -1,17 +1,29 @@
 """The JSONL store: one append-only file per session, beside the notebook.
 
 ``<root>/<id>.jsonl`` holds a ``session_init`` line, then one JSON object per
-entry (see :mod:`durable_nb.session.codec`). Writes are whole lines, made
-under an exclusive lock (:mod:`.lock`) so two kernels appending to one session never
-interleave. A crash mid-write leaves at most one torn final line: load drops
-it, and the next append discards its bytes first, so the log keeps loading.
+entry (see :mod:`durable_nb.session.codec`). A batch of entries is one
+``write`` to a file opened ``O_APPEND``, made under an exclusive lock
+(:mod:`.lock`); the lock is a courtesy, not a requirement: where it does
+nothing (some network file systems), ``O_APPEND`` still puts each batch whole
+after the others.
+
+The store never truncates bytes it did not write. A crash mid-write leaves at
+most a torn final line (a cut-off JSON object): load drops it; the next append
+starts with a blank line (``"\n\n"`` after the torn bytes), which closes the
+torn line without touching it, and load drops such a closed torn line too. A
+batch that fails part-way (full disk) is cut back to where it began, so a
+batch is all or nothing. An append to a log that was truncated or replaced
+since this store read it is refused (:class:`~durable_nb.errors.LogChanged`)
+instead of writing entries into a file that lost its ``session_init`` line.
 """
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
+import re
 import secrets
 import warnings
 from collections.abc import Sequence
@@ -20,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import CorruptLog, SessionExists, SessionNotFound
+from ..errors import CorruptLog, LogChanged, SessionExists, SessionNotFound, StoreWriteError
 from .codec import DecodeError, decode, decode_lines, encode_line
 from .entry import Entry, now
 from .lock import exclusive
@@ -43,69 +55,99 @@ class JsonlStore:
     ``root`` is created on first write. ``fsync=True`` makes every append
     reach the disk before it returns (survives power loss, costs a flush per
     append); without it an append survives the process being killed as soon
-    as it returns.
+    as it returns. Writes that fail (read-only folder, full disk) raise
+    :class:`~durable_nb.errors.StoreWriteError` naming the file and the
+    system's reason, with nothing of the write kept.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, fsync: bool = False) -> None:
         self.root = Path(root)
         self.fsync = fsync
+        # id -> (device, inode, size) of the log as this store last read or wrote it
+        self._seen: dict[str, tuple[int, int, int]] = {}
 
     def file(self, id: str) -> Path:
         """Return the log file's path for session ``id`` (checked, may not exist)."""
         return self.root / f"{check_session_id(id)}.jsonl"
 
-    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
-        """Create ``<id>.jsonl`` with its ``session_init`` line.
+    def create_session(
+        self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
+    ) -> SessionRecord:
+        """Create ``<id>.jsonl`` with its ``session_init`` line and ``entries`` after it.
 
-        Raises ``SessionExists`` if the file exists (atomic: two creators
-        racing get one success and one ``SessionExists``). The file appears
-        with its ``session_init`` line already in it (written to a hidden
-        temporary file, then hard-linked into place), so a crash never
-        leaves an empty or half-written log that no one could open; at
-        worst a ``.<id>.jsonl.*.tmp`` file stays behind. Where the file
-        system has no hard links, the file is created and then written.
+        All or nothing: the file appears whole (written to a hidden temporary
+        file, then hard-linked into place) or not at all, so a crash or a full
+        disk never leaves an empty or half-written log, nor takes the id; the
+        temporary file is removed whatever happens (a crash can leave one
+        ``.<id>.jsonl.*.tmp`` behind). ``entries`` are encoded before
+        anything is written (an unencodable entry, e.g. a lone surrogate,
+        raises ``UnicodeEncodeError`` and creates nothing). Raises
+        ``SessionExists`` if the file exists (atomic: two creators racing get
+        one success and one ``SessionExists``) and
+        :class:`~durable_nb.errors.StoreWriteError` when the folder cannot be
+        written. Where the file system has no hard links, the file is created
+        and then written (and removed again if that write fails).
         """
         f = self.file(id)
-        self.root.mkdir(parents=True, exist_ok=True)
         rec = SessionRecord(id, parent_id, created_at or now())
         line = _line({"type": "session_init", "id": id, "parent_id": parent_id, "created_at": rec.created_at})
+        data = line + b"".join(encode_line(e) for e in entries)
         tmp = self.root / f".{id}.jsonl.{secrets.token_hex(4)}.tmp"
-        self._write_new(tmp, line)
         try:
-            os.link(tmp, f)
-        except FileExistsError:
-            raise SessionExists(f"session {id!r} already exists in {self.root}") from None
-        except OSError:  # no hard links here: create, then write
+            self.root.mkdir(parents=True, exist_ok=True)
             try:
-                self._write_new(f, line)
+                self._write_new(tmp, data)
+                os.link(tmp, f)
             except FileExistsError:
                 raise SessionExists(f"session {id!r} already exists in {self.root}") from None
-        finally:
-            os.unlink(tmp)
-        if self.fsync:
-            dfd = os.open(self.root, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
+            except OSError as e:
+                if e.errno not in (errno.EPERM, errno.EXDEV, errno.EOPNOTSUPP, errno.EMLINK) or not tmp.exists():
+                    raise
+                try:  # no hard links here: create, then write
+                    self._write_new(f, data, remove_on_failure=True)
+                except FileExistsError:
+                    raise SessionExists(f"session {id!r} already exists in {self.root}") from None
             finally:
-                os.close(dfd)
+                _unlink(tmp)
+            if self.fsync:
+                dfd = os.open(self.root, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
+        except OSError as e:
+            raise _write_error(f"cannot create session {id!r}", f, e) from None
+        st = f.stat()
+        self._seen[id] = (st.st_dev, st.st_ino, len(data))
         return rec
 
-    def _write_new(self, f: Path, line: bytes) -> None:
-        """Create ``f`` (``FileExistsError`` if it exists) holding ``line``."""
+    def _write_new(self, f: Path, data: bytes, remove_on_failure: bool = False) -> None:
+        """Create ``f`` (``FileExistsError`` if it exists) holding ``data``; a failed
+        write removes the file again (only when ``f`` is a temporary file or
+        ``remove_on_failure``: it was created just now, by this call)."""
         fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            _write_all(fd, line)
+            _write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
-        finally:
+        except BaseException:
             os.close(fd)
+            if remove_on_failure:
+                _unlink(f)
+            raise
+        os.close(fd)
 
     def _read(self, id: str) -> tuple[Path, bytes]:
         f = self.file(id)
         try:
-            return f, f.read_bytes()
+            fd = os.open(f, os.O_RDONLY)
         except FileNotFoundError:
             raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            data = fh.read()
+        self._seen[id] = (st.st_dev, st.st_ino, len(data))
+        return f, data
 
     def load_session(self, id: str) -> SessionRecord:
         """Return the record from the ``session_init`` line. Reads only that line."""
@@ -121,19 +163,19 @@ class JsonlStore:
         """Return the session's entries in append order, exactly as written.
 
         Errors: a first line that is not a ``session_init`` record, a line
-        that is not valid JSON or not an object, an unknown entry type, a
-        missing key or a value of the wrong JSON type raise
-        :class:`CorruptLog` naming ``file:line`` (nothing is skipped
-        silently). Recoveries: a torn final line (no newline, not valid
-        JSON: a crash mid-write) is dropped and nothing before it; blank
-        lines are skipped; a missing ``parent_id`` makes a root. The tree is
-        not checked here: orphans, parent cycles and duplicate ids load as
-        written, and :func:`~durable_nb.session.path` /
-        :func:`~durable_nb.session.tree` say how they walk them. Entries with
-        the legacy top-level ``"meta"`` flag load as ordinary messages and
-        one :class:`LegacyMetaWarning` names the session and their count.
-        Cost: one read of the file and one JSON parse, O(size); the cyclic
-        garbage collector is paused meanwhile.
+        that is not valid JSON or not an object, JSON nested too deeply, an
+        unknown entry type, a missing key or a value of the wrong JSON type
+        raise :class:`CorruptLog` naming ``file:line`` (nothing is skipped
+        silently). Recoveries: a torn write (a cut-off JSON object: a crash
+        mid-write) is dropped, whether it is the final line or a line a later
+        append closed with a blank line; blank lines are skipped; a missing
+        ``parent_id`` makes a root. The tree is not checked here: orphans,
+        parent cycles and duplicate ids load as written, and
+        :func:`~durable_nb.session.path` / :func:`~durable_nb.session.tree`
+        say how they walk them. Entries with the legacy top-level ``"meta"``
+        flag load as ordinary messages and one :class:`LegacyMetaWarning`
+        names the session and their count. Cost: one read of the file and one
+        JSON parse, O(size); the cyclic garbage collector is paused meanwhile.
         """
         f, data = self._read(id)
         entries, legacy = read_entries(f, data)
@@ -142,11 +184,19 @@ class JsonlStore:
         return entries
 
     def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
-        """Append entries as whole lines, under an exclusive lock.
+        """Append entries as whole lines, all or nothing.
 
         Everything is encoded before anything is written (an unencodable
-        entry writes nothing). A torn tail left by a crash is discarded
-        first. Raises ``SessionNotFound`` when the file does not exist.
+        entry writes nothing). The batch is one ``write`` (``O_APPEND``, under
+        an exclusive lock when the file system has one); if it fails part-way
+        (full disk) the file is cut back to where the batch began, as long as
+        nothing was written after it, and :class:`StoreWriteError` is raised.
+        A torn final line left by a crash is closed with a blank line, never
+        cut (it may be another writer's line still being written where locks
+        do nothing). Raises ``SessionNotFound`` when the file does not exist
+        and :class:`~durable_nb.errors.LogChanged` (writing nothing) when it
+        no longer starts with this session's ``session_init`` line, or was
+        truncated or replaced since this store last read or wrote it.
         Cost: O(size of the new lines), independent of the log's size.
         """
         if not entries:
@@ -158,29 +208,66 @@ class JsonlStore:
             fd = os.open(f, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
+        except OSError as e:
+            raise _write_error(f"cannot append to session {id!r}", f, e) from None
         try:
             with exclusive(fd):
-                _mend_tail(fd)
-                _write_all(fd, payload)
-                if self.fsync:
-                    os.fsync(fd)
+                st = os.fstat(fd)
+                self._check_unchanged(id, f, fd, st)
+                if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                    payload = b"\n\n" + payload  # close a torn line (never cut it); see the module docs
+                try:
+                    _append_batch(fd, payload)
+                    if self.fsync:
+                        os.fsync(fd)
+                except OSError as e:
+                    raise _write_error(f"cannot append to session {id!r}", f, e) from None
+                self._seen[id] = (st.st_dev, st.st_ino, os.fstat(fd).st_size)
         finally:
             os.close(fd)  # releases the lock
 
-    def list_sessions(self) -> list[SessionRecord]:
+    def _check_unchanged(self, id: str, f: Path, fd: int, st: os.stat_result) -> None:
+        """Raise :class:`LogChanged` unless the open log ``fd`` still starts with the
+        ``session_init`` line of ``id`` and, if this store read or wrote it before,
+        is the same file and not shorter. Reads the first line only."""
+        seen = self._seen.get(id)
+        what = ""
+        if seen is not None and (st.st_dev, st.st_ino) != seen[:2]:
+            what = "replaced by another file"
+        elif seen is not None and st.st_size < seen[2]:
+            what = f"truncated ({st.st_size} bytes now, {seen[2]} before)"
+        else:
+            head = os.pread(fd, 1024, 0)
+            try:
+                if _record(f, head.split(b"\n", 1)[0]).id != id:
+                    what = "replaced: its first line is another session's session_init"
+            except CorruptLog:
+                what = "emptied" if not head else "truncated or replaced: its first line is no longer a session_init"
+        if what:
+            raise LogChanged(
+                f"session {id!r}: its log {f} was {what} since this kernel read it; nothing was written. "
+                "Fork the session (its active path is still in memory) to keep it in a new log, "
+                "or open the session again to continue from what the file holds now"
+            )
+
+    def list_sessions(self, unreadable: list[tuple[str, str]] | None = None) -> list[SessionRecord]:
         """Return the records of every ``*.jsonl`` session in ``root``, oldest first.
 
-        Files whose first line is not a ``session_init`` record are skipped.
+        Files whose first line is not a valid ``session_init`` record (or that
+        cannot be read) are skipped; with an ``unreadable`` list, each is
+        added to it as ``(file name, reason)`` (the reason names ``file:1``),
+        so one bad file never hides the others. Reads the first line of each file.
         """
         out: list[SessionRecord] = []
         if not self.root.is_dir():
             return out
-        for f in self.root.glob("*.jsonl"):
+        for f in sorted(self.root.glob("*.jsonl")):
             try:
                 with open(f, "rb") as fh:
                     out.append(_record(f, fh.readline()))
-            except (CorruptLog, OSError):
-                continue
+            except (CorruptLog, OSError) as e:
+                if unreadable is not None:
+                    unreadable.append((f.name, str(e)))
         out.sort(key=lambda r: (r.created_at, r.id))
         return out
 
@@ -203,13 +290,34 @@ class JsonlStore:
 
 
 def _record(f: Path, first: bytes) -> SessionRecord:
+    """Return the record of a ``session_init`` line; :class:`CorruptLog` naming ``f:1`` when it is not one
+    (not JSON, nested too deeply, not an object, no string ``id``, a non-string ``parent_id``/``created_at``)."""
+    bad = f"{f}:1: the first line is not a session_init record"
     try:
         init = json.loads(first)
-    except ValueError:
-        raise CorruptLog(f"{f}:1: the first line is not a session_init record") from None
-    if not isinstance(init, dict) or init.get("type") != "session_init" or "id" not in init:
-        raise CorruptLog(f"{f}:1: the first line is not a session_init record")
-    return SessionRecord(init["id"], init.get("parent_id") or "", init.get("created_at") or "")
+    except (ValueError, RecursionError):
+        raise CorruptLog(bad) from None
+    if not isinstance(init, dict) or init.get("type") != "session_init" or type(init.get("id")) is not str:
+        raise CorruptLog(bad)
+    parent, created = init.get("parent_id") or "", init.get("created_at") or ""
+    if type(parent) is not str or type(created) is not str:
+        raise CorruptLog(f"{bad} (parent_id and created_at must be strings)")
+    return SessionRecord(init["id"], parent, created)
+
+
+def _write_error(what: str, f: Path, e: OSError) -> StoreWriteError:
+    """Return the one-line error for a failed write of ``f`` (the system's reason, never a temp file's name)."""
+    reason = e.strerror or str(e)
+    if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        reason += " (the folder is read-only here)"
+    return StoreWriteError(f"{what}: {f} could not be written: {reason}; nothing was written")
+
+
+def _unlink(f: Path) -> None:
+    try:
+        os.unlink(f)
+    except FileNotFoundError:
+        pass
 
 
 def session_record(f: Path, data: bytes) -> SessionRecord:
@@ -226,8 +334,8 @@ def torn_tail(data: bytes) -> bytes:
     not blank and does not parse as JSON (a crash mid-write); ``b""`` otherwise.
 
     A file of one line without a newline has no torn tail here (that line is
-    its first record). Readers drop a torn tail; appends discard it first.
-    O(length of the last line).
+    its first record). Readers drop a torn tail; appends close it with a blank
+    line and never cut it (see the module docs). O(length of the last line).
     """
     cut = data.rfind(b"\n")
     last = data[cut + 1 :]
@@ -235,7 +343,7 @@ def torn_tail(data: bytes) -> bytes:
         return b""
     try:
         json.loads(last)
-    except ValueError:
+    except (ValueError, RecursionError):
         return last
     return b""
 
@@ -314,8 +422,10 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
     and their 1-based line numbers.
 
     Blank lines are skipped; a final line without a newline that does not
-    parse is a torn write and is dropped; any other bad line raises
-    :class:`CorruptLog` naming ``f`` and the line number. The values are
+    parse is a torn write and is dropped, and so is a torn write that a later
+    append closed (a cut-off JSON object, :func:`is_torn`, followed by a blank
+    line); any other bad line raises :class:`CorruptLog` naming ``f`` and the
+    line number (JSON nested too deeply to parse included). The values are
     always what ``json.loads`` gives (see :func:`loads`). The common case (a
     file that ends with a newline and has no blank line) is one msgspec
     decode of all lines, accepted when it yields one object per line; else
@@ -328,7 +438,7 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
     if data.endswith(b"\n") and b"\n\n" not in data:  # the common case: one decode of all lines
         try:
             objs = _decode_lines(data)
-        except msgspec.MsgspecError:
+        except (msgspec.MsgspecError, RecursionError):
             objs = None
         if objs is not None and len(objs) == data.count(b"\n") and all(type(o) is dict for o in objs):
             _record(f, data[: data.index(b"\n")])
@@ -347,10 +457,52 @@ def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[in
         pass
     objs, linenos = [], []
     for i, line in enumerate(body, start=2):
-        if line.strip():
+        if not line.strip():
+            continue
+        try:
             objs.append(json_object(f, i, line))
-            linenos.append(i)
+        except CorruptLog:
+            if i - 1 < len(body) and body[i - 1] == b"" and is_torn(line):
+                continue  # a torn write a later append closed with a blank line
+            raise
+        linenos.append(i)
     return objs, linenos
+
+
+_NUMBER_REST = re.compile(r"-?\d*(?:\.\d*)?(?:[eE][-+]?\d*)?")
+
+
+def is_torn(line: bytes) -> bool:
+    """True when ``line`` is a cut-off JSON object: a proper prefix of some JSON
+    object text, which is what a write stopped part-way leaves (cut anywhere,
+    even inside a UTF-8 character, a string escape, a number or a literal).
+
+    False for a whole JSON value and for bytes no JSON object starts with
+    (a syntax error before the end, invalid UTF-8 before the last character).
+    Cost: one JSON parse of ``line``.
+    """
+    if not line.startswith(b"{"):
+        return False
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.end != len(line) or e.reason != "unexpected end of data":
+            return False
+        text = line[: e.start].decode("utf-8", "replace")
+    try:
+        json.loads(text)
+    except RecursionError:
+        return False
+    except json.JSONDecodeError as e:
+        rest = text[e.pos :]
+        if not rest or e.msg.startswith("Unterminated string"):
+            return True  # the parser ran out of input
+        if e.msg.startswith("Invalid \\uXXXX escape"):
+            return len(rest) < 6 and all(c in "0123456789abcdefABCDEF" for c in rest[2:])
+        if e.msg.startswith(("Expecting value", "Expecting ',' delimiter")):
+            return any(lit.startswith(rest) for lit in ("true", "false", "null")) or bool(_NUMBER_REST.fullmatch(rest))
+        return False
+    return False
 
 
 _decoder = msgspec.json.Decoder()
@@ -363,21 +515,27 @@ def loads(data: bytes) -> Any:
     msgspec refuses a few things ``json`` accepts (``NaN``, ``Infinity``,
     numbers beyond a double's range, lone surrogate escapes); those fall back
     to ``json``, so the result is always what ``json.loads`` gives. Raises
-    ``ValueError`` for invalid JSON.
+    ``ValueError`` for invalid JSON, and for JSON nested too deeply to parse.
     """
     try:
         return _decode(data)
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
+        pass
+    try:
         return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def json_object(f: Path, lineno: int, line: bytes) -> dict[str, Any]:
     """Return the JSON object on ``line``; raises :class:`CorruptLog` naming ``f:lineno``
-    when it is not valid JSON or not an object."""
+    when it is not valid JSON (or nested too deeply to parse) or not an object."""
     try:
         obj = json.loads(line)
     except ValueError as e:
         raise CorruptLog(f"{f}:{lineno}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise CorruptLog(f"{f}:{lineno}: JSON nested too deeply to read") from None
     if not isinstance(obj, dict):
         raise CorruptLog(f"{f}:{lineno}: not a JSON object")
     return obj
@@ -390,26 +548,27 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _mend_tail(fd: int) -> None:
-    """Make the file end with a newline: complete a whole last line, cut a torn one."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    pos = size
-    chunk = 4096
-    while pos > 0:
-        start = max(0, pos - chunk)
-        block = os.pread(fd, pos - start, start)
-        k = block.rfind(b"\n")
-        if k >= 0:
-            cut = start + k + 1
-            break
-        pos = start
-    else:
-        cut = 0
-    tail = os.pread(fd, size - cut, cut)
+def _append_batch(fd: int, data: bytes) -> None:
+    """Write ``data`` at the end of the ``O_APPEND`` file ``fd``, all or nothing.
+
+    One ``write`` normally does it all. If a write fails after some bytes
+    went in (a full disk), the file is cut back to where ``data`` began, but
+    only when those bytes are this call's alone and still the file's end
+    (nothing of another writer is ever cut); then the error is raised.
+    """
+    view = memoryview(data)
+    start = end = -1
     try:
-        json.loads(tail)
-        _write_all(fd, b"\n")
-    except ValueError:
-        os.ftruncate(fd, cut)
+        while view:
+            n = os.write(fd, view)
+            pos = os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND: just past the bytes written now
+            if start < 0:
+                start = pos - n
+            elif pos - n != end:  # another writer got in between: our bytes are not one run
+                start = -2
+            end = pos
+            view = view[n:]
+    except BaseException:
+        if start >= 0 and os.fstat(fd).st_size == end:
+            os.ftruncate(fd, start)
+        raise

@@ -26,13 +26,18 @@ class MemoryStore:
         self._sessions: dict[str, tuple[SessionRecord, list[bytes]]] = {}
         self._lock = threading.Lock()
 
-    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
+    def create_session(
+        self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
+    ) -> SessionRecord:
+        """Create a session holding ``entries`` (all or nothing); ``SessionExists`` if the id is taken.
+        ``created_at`` keeps a copied session's time (now when empty)."""
         check_session_id(id)
+        encoded = [encode_line(e) for e in entries]
         with self._lock:
             if id in self._sessions:
                 raise SessionExists(f"session {id!r} already exists")
             rec = SessionRecord(id, parent_id, created_at or now())
-            self._sessions[id] = (rec, [])
+            self._sessions[id] = (rec, encoded)
             return rec
 
     def _get(self, id: str) -> tuple[SessionRecord, list[bytes]]:

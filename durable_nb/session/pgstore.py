@@ -260,16 +260,23 @@ class PostgresStore:
 
     # -- the store contract ------------------------------------------------------------------
 
-    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
-        """Create an empty session; raises ``SessionExists`` when the id is taken."""
+    def create_session(
+        self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
+    ) -> SessionRecord:
+        """Create a session holding ``entries`` in one transaction (all or nothing);
+        raises ``SessionExists`` when the id is taken. ``created_at`` keeps a copied
+        session's time (now when empty)."""
         check_session_id(id)
         rec = SessionRecord(id, parent_id, created_at or now())
+        args = self._rows(id, entries)
 
         def insert(conn):
             cur = conn.execute(
                 "INSERT INTO durable_sessions VALUES (%s, %s, %s) ON CONFLICT (id) DO NOTHING",
                 (id, parent_id, rec.created_at),
             )
+            if cur.rowcount and entries:
+                conn.execute(_APPEND, args)
             return cur.rowcount
 
         if not self._run(f"create session {id!r}", insert):
@@ -317,17 +324,10 @@ class PostgresStore:
         Cost: three round trips (begin, the batch and its notification, commit), whatever the
         batch's size; one more when an id was already stored.
         """
-        from .codec import encode_line
-
         check_session_id(id)
         if not entries:
             return
-        args = {
-            "s": id,
-            "ids": [e.id for e in entries],
-            "bodies": [encode_line(e)[:-1].decode("utf-8") for e in entries],
-            "words": [index_words(e) for e in entries],
-        }
+        args = self._rows(id, entries)
 
         def insert(conn):  # one round trip for the insert and the notify (pipeline mode)
             try:
@@ -352,6 +352,18 @@ class PostgresStore:
             raise DurableError(
                 f"session {id!r} already holds an entry {c.args[0]!r} with other content; nothing was appended"
             ) from None
+
+    @staticmethod
+    def _rows(id: str, entries: Sequence[Entry]) -> dict[str, Any]:
+        """Return the query arguments of ``entries`` for session ``id`` (all encoded here, before any write)."""
+        from .codec import encode_line
+
+        return {
+            "s": id,
+            "ids": [e.id for e in entries],
+            "bodies": [encode_line(e)[:-1].decode("utf-8") for e in entries],
+            "words": [index_words(e) for e in entries],
+        }
 
     def list_sessions(self) -> list[SessionRecord]:
         """Return every session's record, oldest first."""

@@ -153,13 +153,19 @@ class SqliteStore:
     def _write(self):
         return _Transaction(self)
 
-    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
-        """Create an empty session; raises ``SessionExists`` when the id is taken (atomic across processes)."""
+    def create_session(
+        self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
+    ) -> SessionRecord:
+        """Create a session holding ``entries`` in one transaction (all or nothing); raises
+        ``SessionExists`` when the id is taken (atomic across processes). ``created_at``
+        keeps a copied session's time (now when empty)."""
         check_session_id(id)
         rec = SessionRecord(id, parent_id, created_at or now())
+        rows = _rows(entries)
         try:
             with self._write():
                 self._db.execute("INSERT INTO sessions VALUES (?, ?, ?)", (id, parent_id, rec.created_at))
+                self._insert(id, rows)
         except sqlite3.IntegrityError:
             raise SessionExists(f"session {id!r} already exists in {self.path}") from None
         return rec
@@ -204,20 +210,24 @@ class SqliteStore:
         update each.
         """
         check_session_id(id)
-        rows = [(e.id, encode_line(e)[:-1].decode("utf-8"), search_text(e)) for e in entries]
+        rows = _rows(entries)
         with self._write():
             if self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (id,)).fetchone() is None:
                 raise SessionNotFound(f"no session {id!r} in {self.path}")
-            for eid, body, text in rows:
-                cur = self._db.execute("INSERT OR IGNORE INTO entries VALUES (?, ?, ?)", (id, eid, body))
-                if cur.rowcount:
-                    self._db.execute("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
-                    continue
-                (old,) = self._db.execute("SELECT body FROM entries WHERE session = ? AND id = ?", (id, eid)).fetchone()
-                if old != body:
-                    raise DurableError(
-                        f"session {id!r} already holds an entry {eid!r} with other content; nothing was appended"
-                    )
+            self._insert(id, rows)
+
+    def _insert(self, id: str, rows: list[tuple[str, str, str]]) -> None:
+        """Insert encoded entry rows into session ``id`` (inside the caller's transaction); see :meth:`append_entries`."""
+        for eid, body, text in rows:
+            cur = self._db.execute("INSERT OR IGNORE INTO entries VALUES (?, ?, ?)", (id, eid, body))
+            if cur.rowcount:
+                self._db.execute("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+                continue
+            (old,) = self._db.execute("SELECT body FROM entries WHERE session = ? AND id = ?", (id, eid)).fetchone()
+            if old != body:
+                raise DurableError(
+                    f"session {id!r} already holds an entry {eid!r} with other content; nothing was appended"
+                )
 
     def list_sessions(self) -> list[SessionRecord]:
         """Return every session's record, oldest first."""
@@ -298,3 +308,8 @@ def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:
         except (ValueError, DecodeError) as e:
             raise CorruptLog(f"{where}: entry {eid!r} does not decode ({e})") from None
     return out
+
+
+def _rows(entries: Sequence[Entry]) -> list[tuple[str, str, str]]:
+    """Return ``(id, JSON body, search text)`` for each entry: everything encoded before any write."""
+    return [(e.id, encode_line(e)[:-1].decode("utf-8"), search_text(e)) for e in entries]

@@ -32,8 +32,12 @@ class SessionRecord:
 class Store(Protocol):
     """What the agent needs from a store."""
 
-    def create_session(self, id: str, parent_id: str = "", *, created_at: str = "") -> SessionRecord:
-        """Create an empty session; raises ``SessionExists`` if the id is taken.
+    def create_session(
+        self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
+    ) -> SessionRecord:
+        """Create a session holding ``entries`` (none: an empty one), all or nothing:
+        if it fails, no session exists and the id stays free (``fork`` relies on
+        it). Raises ``SessionExists`` if the id is taken.
 
         ``created_at`` keeps a copied session's time (now when empty)."""
 

@@ -112,7 +112,7 @@ def test_jsonl_layout_follows_pi_go(tmp_path):
     }
 
 
-def test_torn_final_line_is_dropped_and_the_next_append_discards_it(tmp_path):
+def test_torn_final_line_is_dropped_and_the_next_append_closes_it_without_cutting_it(tmp_path):
     st = session.JsonlStore(tmp_path)
     st.create_session("s")
     st.append_entries("s", [msg("1")])
@@ -122,7 +122,8 @@ def test_torn_final_line_is_dropped_and_the_next_append_discards_it(tmp_path):
     assert ids(st.load_entries("s")) == ["1"]
     st.append_entries("s", [msg("3", "1")])
     assert ids(st.load_entries("s")) == ["1", "3"]
-    assert b'"id":"2"' not in f.read_bytes()
+    # the store never cuts bytes it did not write: the torn line stays, closed by a blank line
+    assert b'"id":"2","parent_id":"1","mess\n\n{"type":"message","id":"3"' in f.read_bytes()
 
 
 def test_complete_final_line_without_newline_is_kept_and_completed(tmp_path):

@@ -6,7 +6,7 @@ For each it forks a worker that resumes the session with a durable.Agent
 (offline model, that store) and runs turns and appends until it is killed
 (or 10 s pass). The worker writes, with one ``os.write`` per line:
 
-- ``PID <pid>`` first;
+- ``PID <pid>`` first, ``LOADED`` once the session is loaded;
 - ``R <entry id> <crc32 of its display text>`` for every entry in a
   persistence receipt (``agent_start`` / ``message_end`` events, or an
   ``append`` that returned), right after it gets the receipt.
@@ -22,8 +22,12 @@ import sys
 import time
 import zlib
 
+from reliability_support import apply_lock_switch
+
 from durable_nb import durable
 from durable_nb.session import CustomEntry, display_text, open_store
+
+apply_lock_switch()
 
 try:  # imported once here, not in every forked worker (the PostgreSQL store imports it lazily)
     import psycopg  # noqa: F401
@@ -51,6 +55,7 @@ def work(root: str, session_id: str, seed: int) -> None:
     _say(f"PID {os.getpid()}")
     rng = random.Random(seed)
     agent = durable.Agent(store=open_store(root), session_id=session_id)
+    _say("LOADED")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         op = rng.random()

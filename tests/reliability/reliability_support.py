@@ -19,3 +19,58 @@ def child_env(**extra: str) -> dict[str, str]:
     env.pop("DURABLE_NB_MODEL", None)
     env.update(extra)
     return env
+
+
+NOOP_LOCK = "DURABLE_NB_TEST_NOOP_LOCK"
+
+
+def apply_lock_switch() -> None:
+    """In a child: when ``$DURABLE_NB_TEST_NOOP_LOCK`` is set, make the JSONL store's
+    lock do nothing (as ``flock`` does on some network file systems)."""
+    if os.environ.get(NOOP_LOCK):
+        import contextlib
+
+        from durable_nb.session import jsonlstore
+
+        jsonlstore.exclusive = contextlib.nullcontext
+
+
+def in_child(fn, *, fsize: int | None = None, as_nobody: bool = False) -> str:
+    """Run ``fn()`` in a forked child under a real fault; return what happened as one line.
+
+    ``fsize`` caps the size of any file the child writes (``RLIMIT_FSIZE``: a
+    write past it stops part-way and fails with ``EFBIG``, as on a full disk;
+    Python ignores ``SIGXFSZ``). ``as_nobody`` runs the child as user
+    ``nobody`` when this process is root (root ignores permission bits, so a
+    read-only folder is only read-only for another user). Returns
+    ``"ok <repr of the result>"`` or ``"<ExceptionType>: <message>"``.
+    Everything ``fn`` needs must already be imported (the child may not be
+    able to read the interpreter's files).
+    """
+    import resource
+    import traceback
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.close(r)
+            if as_nobody and os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            if fsize is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+            try:
+                out = f"ok {fn()!r}"
+            except BaseException as e:
+                out = f"{type(e).__name__}: {e}"
+                if not isinstance(e, Exception):
+                    out += "\n" + traceback.format_exc()
+            os.write(w, out.encode("utf-8", "backslashreplace"))
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        out = fh.read().decode()
+    os.waitpid(pid, 0)
+    return out
