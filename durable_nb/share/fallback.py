@@ -5,7 +5,7 @@
     fallback.text(state)    # a few lines for text/plain
 
 ``state`` is what :class:`~durable_nb.widget.SessionWidget` syncs (``session_id``,
-``base`` + ``tail`` rows, ``leaf_id``, ``views``), so the static page shows
+``base`` + ``tail`` rows, ``leaf_id``, ``elided``, ``views``), so the static page shows
 exactly the rows and views the live widget draws, computed once by the widget
 module (:func:`~durable_nb.widget.row`, :func:`~durable_nb.widget.views_at`).
 Nothing here runs script, loads a URL or trusts a string: every value from the
@@ -98,9 +98,10 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
 
 
 def marks(rows: list[dict[str, Any]], leaf_id: str, elided: int = 0) -> tuple[list[str], set[str], dict[str, int]]:
-    """Return the active path's ids (root first), the ids the latest compaction on it elides
-    (its first ``elided``, as the widget state says: :func:`~durable_nb.session.elided_count`),
-    and ``{id: number of durable children}`` for every branch point. O(n)."""
+    """Return the active path's ids (root first), the ids of its first ``elided`` entries (what
+    its latest compaction elides: the widget's ``elided`` state, computed by
+    :func:`durable_nb.session.elided_count`), and ``{id: number of durable children}`` for
+    every branch point. O(n)."""
     by_id: dict[str, dict[str, Any]] = {}
     for r in rows:
         by_id.setdefault(r["id"], r)
@@ -112,12 +113,11 @@ def marks(rows: list[dict[str, Any]], leaf_id: str, elided: int = 0) -> tuple[li
         path.append(cur["id"])
         cur = by_id.get(cur.get("parent_id") or "")
     path.reverse()
-    elided_ids = set(path[:elided])
     durable_kids: dict[str, int] = {}
     for r in by_id.values():
         if r.get("parent_id") and r.get("injected") != "ephemeral":
             durable_kids[r["parent_id"]] = durable_kids.get(r["parent_id"], 0) + 1
-    return path, elided_ids, {k: n for k, n in durable_kids.items() if n > 1}
+    return path, set(path[: max(0, elided)]), {k: n for k, n in durable_kids.items() if n > 1}
 
 
 def _badge(text: str) -> str:

@@ -34,7 +34,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..session import codec, is_ephemeral
+from ..session import codec, elided_count, is_ephemeral
 from ..widget import VIEW_LIMIT, _asset, _elide_blobs, agent_row, views_at
 from . import fallback
 
@@ -75,7 +75,8 @@ def view_order(agent: Any) -> list[str]:
 def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) -> dict[str, Any]:
     """Return what the page embeds for ``agent``: ``state`` (the widget's traits: rows, leaf,
     view, ...), ``items`` (each distinct view item and entry, once), ``views`` (``{id: [model
-    refs, model total, transcript refs, transcript total, depth]}`` for the embedded entries),
+    refs, model total, transcript refs, transcript total, depth, elided count]}`` for the
+    embedded entries),
     ``entries`` (``{id: full encoding}`` of every entry, blobs elided) and ``notes``.
 
     Views are embedded in :func:`view_order` while the sum of the depths stays within
@@ -102,19 +103,22 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         if views and spent + depth[at] > budget:
             continue
         spent += depth[at]
-        v, _ = views_at(agent.path(at), at, False, limit, agent.session_id, memo)
+        path = agent.path(at)
+        v, _ = views_at(path, at, False, limit, agent.session_id, memo)
         views[at] = [
             [ref(m) for m in v["model"]],
             v["model_total"],
             [ref(t) for t in v["transcript"]],
             v["transcript_total"],
             v["depth"],
+            elided_count(path),  # the widget's `elided` when the page's leaf moves here
         ]
     state = {
         "session_id": agent.session_id,
         "base": [agent_row(agent, e) for e in entries],
         "tail": [],
         "leaf_id": agent.leaf_id,
+        "elided": elided_count(agent.path()),
         "selected_id": "",
         "view": "tree",
         "view_limit": limit,

@@ -53,6 +53,7 @@ def test_exported_page_works_like_the_widget_from_file_with_no_network(browser, 
         assert set(ids_of(page, ".dnb-row.dnb-active")) == {e.id for e in agent.path()}
         assert ids_of(page, ".dnb-row.dnb-leaf") == [agent.leaf_id]
         assert "2 branches" in page.locator(f'.dnb-row[data-id="{ids["result"]}"]').inner_text()
+        assert set(ids_of(page, ".dnb-row.dnb-elided")) == {ids[k] for k in ("meta", "q1", "r1", "call", "result")}
         # select an entry on the other branch: its details, and the views there
         page.click(f'.dnb-row[data-id="{ids["hostile"]}"]')
         assert ids_of(page, ".dnb-row.dnb-selected") == [ids["hostile"]]
