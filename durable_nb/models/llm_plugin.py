@@ -150,6 +150,10 @@ class _Streamed:
             self.calls.get(event.tool_call_id or "", list(self.calls.values())[-1])[1] += chunk
         return ""
 
+    def malformed_call(self) -> bool:
+        """Return whether a streamed tool call's arguments are not a JSON object."""
+        return any(ai.ToolCall("", name, ai.tool_arguments(raw)).malformed() for name, raw in self.calls.values())
+
     def message(self, model: str) -> ai.Message:
         content: list[ai.Block] = [ai.Thinking("".join(self.reasoning))] if "".join(self.reasoning) else []
         if self.text:
@@ -201,7 +205,9 @@ class LlmModel:
                     text = joiner.feed(streamed.add(event))
                     if text:
                         yield text
-            except json.JSONDecodeError:  # the plugin could not parse a tool call's arguments
+            except json.JSONDecodeError:
+                if not streamed.malformed_call():
+                    raise  # not the plugin failing on a tool call's arguments (e.g. a non-JSON event)
                 yield from filter(None, [joiner.flush()])
                 yield repair_message(streamed.message(self.model_id))
                 return

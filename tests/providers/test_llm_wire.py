@@ -213,3 +213,16 @@ def test_a_setting_the_llm_model_refuses_is_one_line_naming_its_options(wire):
         assert message.startswith(f"llm:wire-test: bad setting ({said}") and "\n" not in message
         assert "this model's options: temperature, max_tokens, top_p" in message
     assert wire.requests == []
+
+
+def test_a_broken_event_mid_stream_is_an_error_not_a_short_reply(wire, tmp_path):
+    configure(wire.url)
+    reply = openai_stream(["Half a ", "reply"])
+    reply.events[3:] = [(None, "this is not JSON")]
+    wire.add(reply)
+    agent = durable.Agent(model="llm:wire-test", store=JsonlStore(tmp_path), session_id="s")
+    with pytest.raises(ModelError) as failed:
+        agent.run("Go").wait()
+    assert "\n" not in str(failed.value)
+    reopened = durable.Agent(store=JsonlStore(tmp_path), session_id="s")
+    assert [m.role for m in reopened.messages()] == ["user"]  # no partial reply stored
