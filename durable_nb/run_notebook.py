@@ -173,6 +173,12 @@ def run_notebook(
     return nb
 
 
+def _write(nb: NotebookNode, output: str) -> None:
+    """Write ``nb`` to ``output``, making its folder first."""
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, output)
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status (0 ok, 1 a cell failed, 2 bad arguments)."""
     p = argparse.ArgumentParser(prog="python -m durable_nb.run_notebook", description=__doc__.split("\n\n")[0])
@@ -190,13 +196,13 @@ def main(argv: list[str] | None = None) -> int:
         nb = run_notebook(args.notebook, cwd=args.cwd, timeout=args.timeout)
     except NotebookError as e:
         if args.output:
-            nbformat.write(e.notebook, args.output)
+            _write(e.notebook, args.output)
         print(f"FAILED: {e}", file=sys.stderr)
         if args.output:
             print(f"the partly executed notebook is in {args.output}", file=sys.stderr)
         return 1
     if args.output:
-        nbformat.write(nb, args.output)
+        _write(nb, args.output)
     print(
         f"ok: {args.notebook}: {summary(nb)} ran in {time.monotonic() - start:.1f} s"
         + (f"; output in {args.output}" if args.output else "")

@@ -1,0 +1,105 @@
+"""Every code block of the README runs: Python and magic blocks in a real kernel, bash blocks in bash.
+
+A block that cannot run here says why, in an HTML comment right above it:
+``<!-- readme-test: skip (the reason) -->``. A block of any other kind without
+such a reason fails the first test, so a new snippet is run or explicitly excused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from durable_nb.run_notebook import run_notebook
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+SKIP = re.compile(r"<!-- readme-test: skip \((.+)\) -->")
+
+
+@dataclass
+class Block:
+    line: int  # 1-based line of the opening fence
+    lang: str
+    code: str
+    skip: str  # the reason given, or ""
+
+    @property
+    def runs_in_kernel(self) -> bool:
+        return self.lang == "python" or (self.lang == "" and self.code.lstrip().startswith("%"))
+
+
+def readme_blocks() -> list[Block]:
+    """Return the README's fenced code blocks in order, with the skip reason written above each."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        m = re.match(r"^```(\w*)\s*$", lines[i])
+        if not m:
+            i += 1
+            continue
+        j = i + 1
+        while not lines[j].startswith("```"):
+            j += 1
+        above = lines[i - 1] if i else ""
+        skip = SKIP.fullmatch(above.strip())
+        out.append(Block(i + 1, m.group(1), "\n".join(lines[i + 1 : j]) + "\n", skip.group(1) if skip else ""))
+        i = j + 1
+    return out
+
+
+def test_every_block_runs_here_or_says_why_not():
+    blocks = readme_blocks()
+    assert len(blocks) > 10
+    unaccounted = [b for b in blocks if not b.skip and not b.runs_in_kernel and b.lang != "bash"]
+    assert not unaccounted, "README blocks neither run nor skipped with a reason: " + ", ".join(
+        f"line {b.line} ({b.lang or 'no language'})" for b in unaccounted
+    )
+    assert all(len(b.skip) > 10 for b in blocks if b.skip), "a skip needs a real reason"
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A folder with the tutorials copied in, so the README's relative paths work and nothing lands in the checkout."""
+    shutil.copytree(
+        ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".durable", "*.ipynb_checkpoints")
+    )
+    return tmp_path
+
+
+def test_python_and_magic_blocks_run_in_order_in_one_kernel(workdir):
+    blocks = [b for b in readme_blocks() if b.runs_in_kernel and not b.skip]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(b.code.rstrip("\n")) for b in blocks]
+    path = workdir / "readme.ipynb"
+    nbformat.write(nb, path)
+    done = run_notebook(path, cwd=workdir, timeout=240)  # raises NotebookError naming the first failing cell
+    first = "".join(o.get("text", "") for o in done.cells[0].outputs)
+    assert "Answer in French." in first and "What day is it?" in first  # the offline model lists what it got
+
+
+def test_bash_blocks_run(workdir):
+    blocks = [b for b in readme_blocks() if b.lang == "bash" and not b.skip]
+    assert blocks
+    bin_dir = workdir / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)  # the README says `python`; Debian has only python3
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
+    for b in blocks:
+        r = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", b.code],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, f"README line {b.line}:\n{b.code}\n{r.stdout}\n{r.stderr}"
