@@ -10,8 +10,8 @@ agent.run(durable.meta("Answer in French.", origin="skill:fr"),
 from .agent import COMPACT_PROMPT, Agent, RunStream, estimate_tokens, new_session_id
 from .events import Event
 from .inputs import ephemeral, file, image, meta, system, text
-from .settings import SettingsError, check_settings
-from .tools import Tool, ToolArgumentsError, ToolError, as_tool
+from .settings import SettingsError, check_settings, read_value
+from .tools import Tool, ToolArgumentsError, ToolError, as_tool, as_tools
 
 __all__ = [
     "COMPACT_PROMPT",
@@ -23,6 +23,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolError",
     "as_tool",
+    "as_tools",
     "check_settings",
     "ephemeral",
     "estimate_tokens",
@@ -30,6 +31,7 @@ __all__ = [
     "image",
     "meta",
     "new_session_id",
+    "read_value",
     "system",
     "text",
 ]

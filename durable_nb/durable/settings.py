@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pydantic
@@ -42,3 +43,11 @@ def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
             bad.append(f"{name}={err['input']!r}: {err['msg'].lower()}")
         raise SettingsError("bad setting " + "; ".join(bad)) from None
     return {k: v for k, v in parsed.model_dump().items() if v is not None}
+
+
+def read_value(text: str) -> Any:
+    """Return a setting typed on a command line: JSON when it is JSON (``0.2``, ``true``, ``["a"]``), else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

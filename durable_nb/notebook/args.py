@@ -23,7 +23,7 @@ from IPython.core.magic_arguments import MagicHelpFormatter, argument, kwds, mag
 
 from .verbs import VERBS
 
-KINDS = ("meta", "ephemeral", "note")
+KINDS = ("meta", "ephemeral", "note", "system")
 CELL = "cell"  # Option.where: only on a %%durable cell
 ANY = "any"  # Option.where: on the cell and on the line magic
 
@@ -53,6 +53,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("--meta", "stage this cell as a meta entry (kept, hidden from transcripts)"),
     Option("--ephemeral", "stage this cell as an ephemeral entry (next turn only, never stored)"),
     Option("--note", "append this cell as a note entry (kept, never sent to the model)"),
+    Option("--system", "make this cell the session's system prompt (kept on the active path, sent as system)"),
+    Option("--tools", "the tools for this turn only: notebook functions, comma-separated", spec={"metavar": "A,B"}),
+    Option("--temperature", "sampling temperature for this turn", spec={"metavar": "T"}),
+    Option("--max-tokens", "most tokens the reply may have, this turn", spec={"metavar": "N"}),
+    Option(
+        "--param",
+        "a provider setting for this turn, sent as is (repeatable; VALUE read as JSON when it is JSON)",
+        spec={"metavar": "KEY=VALUE", "action": "append"},
+    ),
     Option("--chat", "append at the current leaf even if this cell ran before"),
     Option("--out", "also bind the reply text to the notebook variable VAR", spec={"metavar": "VAR"}),
     Option("--no-interpolate", "send the text as written: no {{name}} substitution"),
@@ -68,11 +77,15 @@ CELL_HELP = """Run a turn of the notebook's durable session, or manage the sessi
 
 Cell magic -- the cell body is the user message; the reply streams below:
 
-    %%durable [--meta | --ephemeral | --note] [--chat] [--out VAR] [--no-interpolate] [--dry-run]
+    %%durable [--meta | --ephemeral | --note | --system] [--chat] [--out VAR] [--no-interpolate] [--dry-run]
+              [--tools A,B] [--temperature T] [--max-tokens N] [--param KEY=VALUE]
 
   A cell tagged (or flagged) `meta` or `ephemeral` does not call the model:
   it stages an injected entry for the next turn. `note` appends a note entry
-  that is kept but never sent. Flags win over tags. Re-running a cell whose
+  that is kept but never sent. `system` sets the session's system prompt (an
+  entry on the active path; edit and re-run the cell for a sibling branch).
+  Flags win over tags. A turn runs the tools the model calls (%durable tools
+  add NAME) and calls the model again until it answers without a tool call. Re-running a cell whose
   entry is on the active path rewinds to before that entry first, so an
   edited cell grows a sibling branch (--chat appends at the leaf instead).
   {{name}} / {{name.attr}} put a notebook variable into the text
@@ -149,6 +162,8 @@ class Call:
     dry_run: bool = False
     keep: int | None = None
     session: str | None = None
+    tools: tuple[str, ...] | None = None
+    settings: tuple[tuple[str, str], ...] = ()
 
 
 def suggest(word: str, choices) -> str:
@@ -191,6 +206,14 @@ def parse(line: str, cell: bool) -> Call:
         raise UsageError(f"--out needs a Python variable name, not {ns.out!r}")
     if ns.out is not None and (ns.out.startswith("_") or ns.out in SHELL_NAMES or hasattr(builtins, ns.out)):
         raise UsageError(out_refusal(ns.out))
+    settings = [("temperature", ns.temperature)] if ns.temperature is not None else []
+    settings += [("max_tokens", ns.max_tokens)] if ns.max_tokens is not None else []
+    for p in ns.param or []:
+        key, eq, value = p.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--param needs KEY=VALUE (like --param top_p=0.9), not {p!r}")
+        settings.append((key.strip(), value))
+    tools = tuple(t.strip() for t in ns.tools.split(",") if t.strip()) if ns.tools is not None else None
     if ns.keep is not None and ns.keep < 0:
         raise UsageError("--keep needs a number of turns, 0 or more")
     common = dict(
@@ -201,6 +224,8 @@ def parse(line: str, cell: bool) -> Call:
         dry_run=ns.dry_run,
         keep=ns.keep,
         session=ns.session,
+        tools=tools,
+        settings=tuple(settings),
     )
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:
@@ -252,10 +277,10 @@ def _split(line: str) -> list[str]:
 
 
 def cell_kind(flag: str | None, tags: frozenset[str]) -> str:
-    """Return what a ``%%durable`` cell does: ``"turn"``, ``"meta"``, ``"ephemeral"`` or ``"note"``.
+    """Return what a ``%%durable`` cell does: ``"turn"``, ``"meta"``, ``"ephemeral"``, ``"note"`` or ``"system"``.
 
     A flag wins over tags. A cell tagged with more than one of ``meta``,
-    ``ephemeral`` and ``note`` (and no flag) raises ``UsageError``.
+    ``ephemeral``, ``note`` and ``system`` (and no flag) raises ``UsageError``.
     """
     if flag:
         return flag

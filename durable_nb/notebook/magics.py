@@ -17,6 +17,7 @@ one line. An interrupt (the stop button) does the same and then re-raises
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,13 +26,14 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Float, Unicode, observe
 
+from ..durable import Tool, as_tools, check_settings, read_value
 from ..errors import DurableError
 from ..session import Store, open_store
 from ..session.pgstore import mask_dsn
 from . import args as argmod
 from .identity import identity
 from .interpolate import interpolate
-from .render import ReplyView, dry_run_text, plural, short
+from .render import ReplyView, dry_run_text, footer, plural, short, tool_line
 from .state import NotebookSession, Turn, default_session_name
 from .tags import current_cell, request_metadata
 from .verbs import VERBS, model_label
@@ -98,6 +100,8 @@ class DurableMagics(Magics):
         self._identity: str | None = None  # the notebook-metadata session id the state was opened for
         self._secret_store: tuple[str, str] | None = None  # (masked spec shown in .store, the real spec)
         self._opened: tuple[str, Store] | None = None  # (spec, store): a SQL store is opened once
+        self.tool_names: dict[str, None] = {}  # %durable tools add: notebook names, looked up at each turn
+        self.settings: dict[str, Any] = {}  # %durable set: defaults for every turn (kept in this kernel)
 
     # -- state ----------------------------------------------------------------
 
@@ -171,6 +175,35 @@ class DurableMagics(Magics):
         if state is not None:
             state.model = change["new"] or None
 
+    # -- tools and settings ---------------------------------------------------------
+
+    def resolve_tools(self, names) -> list[Tool]:
+        """Return the notebook functions ``names`` name as tools, in order.
+
+        Raises ``DurableError`` (one line) for a name the notebook does not
+        define (with the nearest callable's name), something that cannot be a
+        tool, or two tools with one name. Cost: building each new tool's
+        schema once.
+        """
+        ns = self.shell.user_ns if self.shell is not None else {}
+        fns = []
+        for n in names:
+            if n not in ns:
+                callables = [k for k, v in ns.items() if callable(v) and not k.startswith("_")]
+                raise DurableError(
+                    f"no {n!r} in the notebook{argmod.suggest(n, callables)}: define the function first, then add it"
+                )
+            fns.append(ns[n])
+        return as_tools(fns)
+
+    def tool_list(self) -> list[Tool]:
+        """Return the session's tools (``%durable tools add``), looked up in the notebook now."""
+        return self.resolve_tools(list(self.tool_names))
+
+    def turn_settings(self, call: argmod.Call) -> dict[str, Any]:
+        """Return the settings for a turn: the session's defaults, then the cell's options; checked (one line if not)."""
+        return check_settings({**self.settings, **{k: read_value(v) for k, v in call.settings}})
+
     # -- the magic ----------------------------------------------------------------
 
     @no_var_expand
@@ -205,9 +238,16 @@ class DurableMagics(Magics):
             msgs, new = st.preview(body, info.origin, call.chat, kind)
             print(dry_run_text(msgs, new, model_label(st.own.model)))
             return None
+        if (call.tools is not None or call.settings) and kind != "turn":
+            raise DurableError(f"--tools and the settings go with a turn; this is a {kind} cell and calls no model")
+        tools, settings = None, None
         if kind == "turn":
             st.check_model()  # a model that cannot start moves nothing and writes nothing
-        st.writable({"turn": "run a turn", "note": "add a note"}.get(kind, "stage entries"))
+            tools = self.resolve_tools(call.tools) if call.tools is not None else self.tool_list()
+            settings = self.turn_settings(call)
+        st.writable(
+            {"turn": "run a turn", "note": "add a note", "system": "set the system prompt"}.get(kind, "stage entries")
+        )
         before = st.agent.depth
         rewound = st.rewind_for(info.origin, call.chat)
         if rewound is not None:
@@ -235,31 +275,81 @@ class DurableMagics(Magics):
             note = st.note(body, info.cell_id)
             print(f"note {note.id} appended to {st.own.session_id} (kept, never sent to the model)")
             return None
-        return self._turn(st, body, info.origin, call.out)
+        if kind == "system":
+            e = st.system(body, info.origin)
+            print(f"system prompt set: entry {e.id} on the active path; the next turns send it as the system prompt")
+            return None
+        return self._turn(st, body, info.origin, call.out, tools, settings)
 
-    def _turn(self, st: NotebookSession, body: str, origin: str | None, out: str | None) -> None:
-        view = ReplyView(in_kernel=getattr(self.shell, "kernel", None) is not None, throttle=self.throttle)
+    def _turn(
+        self,
+        st: NotebookSession,
+        body: str,
+        origin: str | None,
+        out: str | None,
+        tools: list[Tool] | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        in_kernel = getattr(self.shell, "kernel", None) is not None
+        views = [ReplyView(in_kernel=in_kernel, throttle=self.throttle)]  # one per model call
+
+        def on_event(ev) -> None:
+            if ev.type == "message_end" and ev.message.role == "assistant" and ev.message.tool_calls():
+                views[-1].final(ev.message.text())
+            elif ev.type == "tool_end":
+                print(tool_line(ev.call, ev.result, ev.duration_ms), flush=True)
+                views.append(ReplyView(in_kernel=in_kernel, throttle=self.throttle))
+
         turn = Turn()
+        start = time.perf_counter()
         try:
-            st.run(body, origin, turn, on_delta=lambda t: view.update(t.text))
+            st.run(
+                body,
+                origin,
+                turn,
+                on_delta=lambda t: views[-1].update(t.text),
+                on_event=on_event,
+                tools=tools,
+                settings=settings,
+            )
         except KeyboardInterrupt:
-            view.final(turn.text, "interrupted: this partial reply was not saved")
+            views[-1].final("".join(turn.deltas), "interrupted: this partial reply was not saved")
             raise TurnInterrupted(self._after_failure(st, turn, "interrupted")) from None
         except Exception as e:  # a model or provider failure: one line, the session stays usable
-            view.final(turn.text, "the model failed: this partial reply was not saved" if turn.text else "")
+            partial = "".join(turn.deltas)
+            views[-1].final(partial, "the model failed: this partial reply was not saved" if partial else "")
             cause = str(e) if isinstance(e, DurableError) else f"{type(e).__name__}: {e}"
             raise TurnFailed(f"{cause} — {self._after_failure(st, turn, 'the turn failed')}") from None
-        view.final(turn.text)
+        elapsed = time.perf_counter() - start
+        views[-1].final(turn.text)
         self.shell.user_ns["_durable"] = turn.text
         if out:
             self.shell.user_ns[out] = turn.text
-        print(f"— {st.own.session_id} · leaf {turn.leaf_id} · {plural(turn.written, 'entry', 'entries')} written")
+        if turn.stop_reason == "max_steps":
+            print(
+                f"stopped after {len(turn.replies)} model calls (max_steps): every result is saved; "
+                "send another turn to let the model go on"
+            )
+        model = (turn.reply.model if turn.reply is not None else None) or st.own.model_name()
+        print(
+            f"— {footer(model, turn.replies, elapsed)} · {st.own.session_id} · leaf {turn.leaf_id} · "
+            f"{plural(turn.written, 'entry', 'entries')} written"
+        )
         return None
 
     @staticmethod
     def _after_failure(st: NotebookSession, turn: Turn, what: str) -> str:
         if not turn.input_ids:
             return f"{what} before anything was written; re-run the cell to try again"
+        if turn.replies:
+            last = st.own.path()[-1] if st.own.depth else None
+            dangling = last is not None and getattr(last, "message", None) is not None and last.message.tool_calls()
+            return (
+                f"{what}; your message and {plural(len(turn.replies), 'reply', 'replies')} with their tool results "
+                f"are saved (leaf {st.own.leaf_id})"
+                + ("; the unfinished tool call reaches the model as interrupted" if dangling else "")
+                + "; re-run the cell to retry"
+            )
         return (
             f"{what}; your message is kept in the log without a reply (the next turn continues from before it), "
             "the partial reply is not; re-run this cell to retry"

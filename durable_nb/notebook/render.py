@@ -184,3 +184,49 @@ def short(text: str, width: int = 60) -> str:
     """Return ``text`` on one line, cut to ``width`` characters with an ellipsis."""
     one = " ".join(text.split())
     return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def tool_line(call: ai.ToolCall, result: ai.Message, duration_ms: float) -> str:
+    """Return one line for a tool call that ran: ``⚙ add({"a": 2}) → 5 · 0.1 ms`` (``→ error: …`` when it failed).
+
+    The result shows its text blocks only (a reminder is for the model). Long parts are cut.
+    """
+    import json
+
+    args = json.dumps(call.arguments, ensure_ascii=False, default=str)
+    out = ("error: " if result.is_error else "") + result.text()
+    return f"⚙ {call.name}({short(args, 80)}) → {short(out, 100)} · {_duration(duration_ms)}"
+
+
+def tools_text(tools: Sequence) -> str:
+    """Return the ``%durable tools`` listing: each tool's name, description and JSON Schema."""
+    import json
+
+    if not tools:
+        return "no tools: %durable tools add NAME adds a function of the notebook"
+    lines = [f"{plural(len(tools), 'tool', 'tools')} (the model may call them; a turn runs the calls):"]
+    for t in tools:
+        lines.append(f"  {t.name}" + (f" — {short(t.description, 90)}" if t.description else ""))
+        lines.append(f"      {json.dumps(t.parameters, ensure_ascii=False)}")
+    return "\n".join(lines)
+
+
+def footer(model: str, replies: Sequence[ai.Message], elapsed_s: float) -> str:
+    """Return ``model · 120 in / 35 out tokens · 1.2 s`` for a run's replies (tokens summed over its model calls).
+
+    Tokens are left out when the model reported none; ``N model calls`` is added when there were several.
+    """
+    parts = [model]
+    usage = [r.usage for r in replies if r.usage]
+    if usage:
+        tin = sum(int(u.get("input_tokens") or 0) for u in usage)
+        tout = sum(int(u.get("output_tokens") or 0) for u in usage)
+        parts.append(f"{tin} in / {tout} out tokens")
+    if len(replies) > 1:
+        parts.append(f"{len(replies)} model calls")
+    parts.append(_duration(elapsed_s * 1000))
+    return " · ".join(parts)
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"

@@ -25,10 +25,10 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import ai, durable
-from ..durable import Agent, new_session_id
+from ..durable import Agent, Event, new_session_id
 from ..errors import DurableError, SessionExists
 from ..models import ModelLike
 from ..session import (
@@ -124,19 +124,26 @@ class Turn:
     """What one turn did so far; filled while it runs, so it is meaningful after a failure.
 
     ``input_ids`` are the persisted input entries, ``written`` counts stored
-    entries, ``text`` is the reply (streamed so far, or final), ``reply`` the
-    stored reply message (``None`` until stored), ``leaf_id`` the leaf after.
+    entries, ``text`` is the reply (the step streaming now, or the last
+    stored reply), ``reply`` the last stored assistant message (``None``
+    until one is stored), ``replies`` every stored assistant message of the
+    run (one per model call), ``leaf_id`` the leaf after, ``stop_reason``
+    why the run stopped (``max_steps`` when the loop ran out of steps).
     """
 
     input_ids: list[str] = field(default_factory=list)
     written: int = 0
     deltas: list[str] = field(default_factory=list)
     reply: ai.Message | None = None
+    replies: list[ai.Message] = field(default_factory=list)
     leaf_id: str = ""
+    stop_reason: str = ""
 
     @property
     def text(self) -> str:
-        return self.reply.text() if self.reply is not None else "".join(self.deltas)
+        if self.deltas or self.reply is None:
+            return "".join(self.deltas)
+        return self.reply.text()
 
 
 class NotebookSession:
@@ -315,7 +322,8 @@ class NotebookSession:
     ) -> tuple[list[ai.Message], list[ai.Message]]:
         """Return ``(messages, new)``: exactly what the next turn would send, and which of them are new input.
 
-        ``kind="turn"`` previews running the cell ``body``; ``"meta"`` or
+        ``kind="turn"`` previews running the cell ``body``; ``"system"`` the
+        next turn with the cell as the system prompt; ``"meta"`` or
         ``"ephemeral"`` previews the next turn with the cell staged (replacing
         its earlier staged version); ``body=None`` previews only the staged
         entries. The cell-as-position rule is applied on paper: if the cell
@@ -326,6 +334,9 @@ class NotebookSession:
         agent = self.agent
         if kind == "turn":
             new = self.inputs(body, origin)
+        elif kind == "system":
+            sys_entry = durable.system(body or "")
+            new = [sys_entry, *self.staged]
         else:
             new = [
                 *(s for s in self.staged if not (origin and s.message.origin == origin)),
@@ -336,13 +347,25 @@ class NotebookSession:
             x.message for x in new if isinstance(x, MessageEntry)
         ]
 
-    def run(self, body: str, origin: str | None, turn: Turn, on_delta: Callable[[Turn], object] | None = None) -> Turn:
+    def run(
+        self,
+        body: str,
+        origin: str | None,
+        turn: Turn,
+        on_delta: Callable[[Turn], object] | None = None,
+        on_event: Callable[[Event], object] | None = None,
+        tools: list | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> Turn:
         """Run one turn (staged entries + the cell's message) and fill ``turn`` as it goes.
 
         The staged entries are consumed once the input is persisted. Widgets
-        are synced after each persistence receipt. A model failure or an
-        interrupt propagates: the input stays stored, the partial reply (in
-        ``turn.deltas``) is not stored, the meta entries are stored and the
+        are synced after each persistence receipt. ``on_event`` gets each
+        stored reply (``message_end``) and each ``tool_end``; ``tools`` and
+        ``settings`` go to :meth:`Agent.run`. A model failure or an
+        interrupt propagates: the input and every stored reply and tool
+        result stay, the partial reply (in ``turn.deltas``) is not stored.
+        When no reply was stored yet, the meta entries are stored and the
         ephemeral ones are staged again, and the leaf moves to before the
         unanswered user message (:meth:`leave_unanswered`), so another cell's
         turn never resends it and re-running the cell retries it with the
@@ -350,7 +373,7 @@ class NotebookSession:
         """
         agent = self.writable()
         staged = list(self.staged)
-        stream = agent.run(*self.inputs(body, origin))
+        stream = agent.run(*self.inputs(body, origin), tools=tools, settings=settings)
         try:
             for ev in stream:
                 if ev.type == "agent_start":
@@ -367,8 +390,17 @@ class NotebookSession:
                     turn.written += len(ev.entries)
                     if ev.message is not None and ev.message.role == "assistant":
                         turn.reply = ev.message
+                        turn.replies.append(ev.message)
+                        turn.deltas = []
                     turn.leaf_id = ev.leaf_id
                     self.sync()
+                    if on_event is not None:
+                        on_event(ev)
+                elif ev.type == "tool_end":
+                    if on_event is not None:
+                        on_event(ev)
+                elif ev.type == "agent_end":
+                    turn.stop_reason = ev.stop_reason
         except BaseException:
             if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
                 self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
@@ -404,6 +436,19 @@ class NotebookSession:
         if e is not None:
             self.writable().branch(e.parent_id)
         return e
+
+    def system(self, body: str, origin: str | None) -> MessageEntry:
+        """Append a system-prompt entry at the leaf (the cell recorded as its origin) and return it.
+
+        Later turns send it as the system prompt. Call :meth:`rewind_for`
+        first for the cell-as-position rule (an edited system cell grows a
+        sibling branch).
+        """
+        entry = durable.system(body)
+        entry.message.origin = origin
+        (stored,) = self.writable("set the system prompt").append(entry)
+        self.sync()
+        return stored
 
     # -- verbs -------------------------------------------------------------------------
 

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..durable import check_settings, read_value
 from ..errors import DurableError
 from ..models import ModelLike, build
 from ..session import JsonlStore, describe
-from .render import dry_run_text, entry_label, entry_text, plural, short
+from .render import dry_run_text, entry_label, entry_text, plural, short, tools_text
 from .state import NotebookSession, counts
 
 if TYPE_CHECKING:
@@ -38,13 +39,18 @@ class Verb:
     usage: str
     help: str
     run: Callable[[DurableMagics, Call], Any]
+    nargs: tuple[int, int] | None = None  # (min, max) when the usage cannot say it
 
     @property
     def min_args(self) -> int:
+        if self.nargs is not None:
+            return self.nargs[0]
         return len(re.findall(r"<[^>]*>", self.usage))
 
     @property
     def max_args(self) -> int:
+        if self.nargs is not None:
+            return self.nargs[1]
         if "...>" in self.usage:  # <text...>: any number of words
             return 10**6
         return self.min_args + len(re.findall(r"\[(?!-)[^\]]*\]", self.usage))
@@ -53,12 +59,14 @@ class Verb:
 VERBS: dict[str, Verb] = {}
 
 
-def verb(usage: str, help: str):
-    """Declare the decorated function as the verb named by ``usage``'s first word; return it unchanged."""
+def verb(usage: str, help: str, nargs: tuple[int, int] | None = None):
+    """Declare the decorated function as the verb named by ``usage``'s first word; return it unchanged.
+
+    ``nargs`` gives the (min, max) argument count when the usage's brackets cannot say it."""
 
     def register(run):
         name = usage.split()[0]
-        VERBS[name] = Verb(name, usage, help, run)
+        VERBS[name] = Verb(name, usage, help, run, nargs)
         return run
 
     return register
@@ -255,6 +263,62 @@ def model(m: DurableMagics, call: Call) -> None:
         build(call.args[0])  # builds the client, sends nothing; a bad name raises ModelError
         m.model = call.args[0]
     print(f"model: {m.state.own.model_name()}")
+
+
+@verb(
+    "tools [add NAME... | remove NAME...]",
+    "list the session's tools with their schemas, or add / remove\nnotebook functions by name (a turn runs the ones the model calls)",
+    nargs=(0, 10**6),
+)
+def tools(m: DurableMagics, call: Call) -> None:
+    from .args import suggest
+
+    if not call.args:
+        print(tools_text(m.tool_list()))
+        return
+    action, names = call.args[0], call.args[1:]
+    if action not in ("add", "remove"):
+        raise DurableError(
+            f"usage: %durable tools [add NAME... | remove NAME...], not {action!r}{suggest(action, ['add', 'remove'])}"
+        )
+    if not names:
+        raise DurableError(f"%durable tools {action} needs the name of a function in the notebook")
+    if action == "add":
+        added = m.resolve_tools(names)  # all or nothing: a bad name adds none
+        for name in names:
+            m.tool_names[name] = name
+        print(f"tools: {', '.join(m.tool_names)} (added {', '.join(t.name for t in added)})")
+        return
+    for n in names:
+        if n not in m.tool_names:
+            known = ", ".join(m.tool_names) or "none yet"
+            raise DurableError(f"no tool {n!r}{suggest(n, m.tool_names)}; the tools are: {known}")
+    for n in names:
+        del m.tool_names[n]
+    print(f"removed {', '.join(names)}; tools: {', '.join(m.tool_names) or 'none'}")
+
+
+@verb(
+    "set [KEY=VALUE...]",
+    "show or set the session's default settings for turns:\ntemperature, max_tokens, top_p, seed, stop, or any provider "
+    "setting\n(KEY= removes one; a cell's --temperature etc. wins for that turn)",
+    nargs=(0, 10**6),
+)
+def set_(m: DurableMagics, call: Call) -> None:
+    new = dict(m.settings)
+    for pair in call.args:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise DurableError(f"usage: %durable set KEY=VALUE (like temperature=0.2), not {pair!r}")
+        if value == "":
+            new.pop(key, None)
+        else:
+            new[key] = read_value(value)
+    m.settings = check_settings(new)  # a bad value changes nothing (one line)
+    if m.settings:
+        print("settings: " + ", ".join(f"{k}={v!r}" for k, v in m.settings.items()))
+    else:
+        print("no settings: the provider's defaults (%durable set temperature=0.2 sets one)")
 
 
 @verb("staged", "list the staged meta and ephemeral entries")
