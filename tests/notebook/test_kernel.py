@@ -149,7 +149,7 @@ def test_reply_is_available_from_python_and_html_is_escaped(nb):
     html = r.html()
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert all("text/markdown" not in d["data"] for d in r.displays)
-    assert re.search(r"— t\d+-\w+ · leaf [0-9a-f]{12} · 2 entries written", r.stdout)
+    assert re.search(r"— offline · [\d.]+ m?s · t\d+-\w+ · leaf [0-9a-f]{12} · 2 entries written", r.stdout)
 
 
 def test_one_line_usage_errors(nb):
@@ -421,7 +421,7 @@ def test_restart_resumes_the_same_session(tmp_path):
         k.restart()
         k.ok("%load_ext durable_nb")
         r = k.ok("%%durable\nsecond", (), b)
-        assert "— default ·" in r.stdout
+        assert " · default · leaf" in r.stdout
         assert messages_in(k.value("_durable"))[0::2] == ["user: first", "user: second"]
         k.restart()
         k.ok("%load_ext durable_nb")

@@ -141,9 +141,9 @@ def test_the_notebooks_session_id_reaches_the_kernel_as_the_extension_sends_it(t
     nb.metadata["durable_nb"] = {"session": "nb-7f3a", "path": "Untitled.ipynb"}
     nbformat.write(nb, src)
     ran = run_notebook(src)
-    assert "— nb-7f3a · leaf" in stdout(ran.cells[1])
+    assert " · nb-7f3a · leaf" in stdout(ran.cells[1])
     assert sorted(p.name for p in (tmp_path / ".durable").iterdir()) == ["nb-7f3a.jsonl"]
     # without it, the session is named after the file, as in front ends without the extension
     del nb.metadata["durable_nb"]
     nbformat.write(nb, src)
-    assert "— Untitled · leaf" in stdout(run_notebook(src).cells[1])
+    assert " · Untitled · leaf" in stdout(run_notebook(src).cells[1])
