@@ -28,7 +28,7 @@ from traitlets import Float, Unicode, observe
 
 from ..durable import Tool, as_tools, check_settings, read_value
 from ..errors import DurableError
-from ..session import Store, open_store
+from ..session import MessageEntry, Store, open_store
 from ..session.pgstore import mask_dsn
 from . import args as argmod
 from .identity import identity
@@ -343,7 +343,7 @@ class DurableMagics(Magics):
             return f"{what} before anything was written; re-run the cell to try again"
         if turn.replies:
             last = st.own.path()[-1] if st.own.depth else None
-            dangling = last is not None and getattr(last, "message", None) is not None and last.message.tool_calls()
+            dangling = isinstance(last, MessageEntry) and bool(last.message.tool_calls())
             return (
                 f"{what}; your message and {plural(len(turn.replies), 'reply', 'replies')} with their tool results "
                 f"are saved (leaf {st.own.leaf_id})"

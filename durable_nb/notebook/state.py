@@ -448,6 +448,7 @@ class NotebookSession:
         entry.message.origin = origin
         (stored,) = self.writable("set the system prompt").append(entry)
         self.sync()
+        assert isinstance(stored, MessageEntry)
         return stored
 
     # -- verbs -------------------------------------------------------------------------

@@ -286,7 +286,7 @@ def tools(m: DurableMagics, call: Call) -> None:
     if action == "add":
         added = m.resolve_tools(names)  # all or nothing: a bad name adds none
         for name in names:
-            m.tool_names[name] = name
+            m.tool_names[name] = None
         print(f"tools: {', '.join(m.tool_names)} (added {', '.join(t.name for t in added)})")
         return
     for n in names:
