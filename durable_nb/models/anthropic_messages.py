@@ -25,7 +25,7 @@ import anthropic
 from .. import ai
 from ..errors import ModelError
 from . import split_base_url
-from .blocks import b64, block_text, is_text_file, omitted, split_settings, tool_schema
+from .blocks import b64, block_text, is_text_file, omitted, own_signature, split_settings, tool_schema
 from .failures import cut_short, provider_error, read_timeout, redact
 from .surrogates import SurrogateJoiner, repair_message
 
@@ -54,8 +54,8 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
     - a :class:`~durable_nb.ai.Thinking` block goes back as the API gave it
       (``thinking`` with its ``signature``, or ``redacted_thinking``), which
       the API requires of the assistant turn that made a tool call while
-      thinking; reasoning without a signature (another provider's) is left
-      out, since the API would refuse it;
+      thinking; reasoning without a signature of an API (another provider's,
+      or llm's metadata) is left out, since the API would refuse it;
     - images (PNG, JPEG, WebP, GIF) and PDFs go as base64, text files as
       plain-text documents; anything else is replaced by a note saying so;
       empty text blocks and messages left empty are dropped (the API refuses them).
@@ -99,7 +99,7 @@ def _block(b: ai.Block) -> dict[str, Any] | None:
     if isinstance(b, ai.Thinking):  # sent back as the API returned it; unsigned reasoning is not Anthropic's
         if b.redacted:
             return {"type": "redacted_thinking", "data": b.redacted}
-        return {"type": "thinking", "thinking": b.text, "signature": b.signature} if b.signature else None
+        return {"type": "thinking", "thinking": b.text, "signature": b.signature} if own_signature(b) else None
     if isinstance(b, ai.Image) and b.mime_type in IMAGE_TYPES:
         return {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b64(b.data)}}
     if isinstance(b, ai.File) and b.mime_type == "application/pdf":

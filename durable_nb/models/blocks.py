@@ -110,6 +110,15 @@ def b64(data: bytes) -> str:
 
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
+LLM_REASONING = "llm:"
+"""Prefix of a :class:`~durable_nb.ai.Thinking` signature that holds an llm plugin's reasoning
+metadata (``llm:`` + JSON): only llm can send it back; no provider API would take it as a signature."""
+
+
+def own_signature(block: ai.Thinking) -> bool:
+    """Return whether ``block`` has a signature a provider API made (not llm's metadata, not empty)."""
+    return bool(block.signature) and not block.signature.startswith(LLM_REASONING)
+
 
 def tool_schema(tool: ai.ToolSpec) -> dict[str, Any]:
     """Return a tool's JSON Schema for its arguments; a tool with none takes an empty object (APIs want one)."""

@@ -21,7 +21,7 @@ from llm.parts import AttachmentPart, ReasoningPart, TextPart, ToolCallPart, Too
 
 from .. import ai
 from ..errors import ModelError
-from .blocks import file_text, flatten, is_text_file, omitted, tool_schema
+from .blocks import LLM_REASONING, file_text, flatten, is_text_file, omitted, tool_schema
 from .failures import provider_error
 from .surrogates import SurrogateJoiner, repair_message
 
@@ -49,7 +49,7 @@ def to_llm(
       sets the part's ``exception``, for plugins whose API has an error flag);
     - a :class:`~durable_nb.ai.Thinking` block that came from an llm model
       goes back as a reasoning part with the plugin's own metadata (kept as
-      JSON in ``signature``: Anthropic's signature, OpenAI's encrypted
+      JSON in ``signature`` after ``llm:``: Anthropic's signature, OpenAI's encrypted
       content...); other reasoning is not sent.
 
     Pure; O(total content).
@@ -84,7 +84,9 @@ def to_llm(
             continue
         parts: list[Any] = [TextPart(text=text)] if text else []
         if m.role == "assistant":
-            parts[:0] = [_reasoning(b) for b in m.content if isinstance(b, ai.Thinking) and b.signature.startswith("{")]
+            parts[:0] = [
+                _reasoning(b) for b in m.content if isinstance(b, ai.Thinking) and b.signature.startswith(LLM_REASONING)
+            ]
             parts += [ToolCallPart(name=c.name, arguments=c.arguments, tool_call_id=c.id) for c in m.tool_calls()]
         else:
             parts += [AttachmentPart(attachment=a) for a in attachments]
@@ -93,12 +95,12 @@ def to_llm(
 
 
 def _reasoning(b: ai.Thinking) -> ReasoningPart:
-    return ReasoningPart(text=b.text, provider_metadata=json.loads(b.signature))
+    return ReasoningPart(text=b.text, provider_metadata=json.loads(b.signature.removeprefix(LLM_REASONING)))
 
 
 def _thinking(p: ReasoningPart) -> ai.Thinking | None:
     """Return the Thinking of an llm reasoning part; ``None`` for a bare "reasoning happened" marker."""
-    meta = json.dumps(p.provider_metadata, sort_keys=True) if p.provider_metadata else ""
+    meta = LLM_REASONING + json.dumps(p.provider_metadata, sort_keys=True) if p.provider_metadata else ""
     return ai.Thinking(p.text, meta) if p.text or meta else None
 
 

@@ -281,11 +281,15 @@ def test_llm_reasoning_round_trips_with_the_plugins_own_metadata():
 
     part = ReasoningPart(text="Plan first.", provider_metadata={"anthropic": {"signature": "sig-1"}})
     kept = _thinking(part)
-    assert kept == ai.Thinking("Plan first.", '{"anthropic": {"signature": "sig-1"}}')
+    assert kept == ai.Thinking("Plan first.", 'llm:{"anthropic": {"signature": "sig-1"}}')
     assert _thinking(ReasoningPart(redacted=True)) is None  # a bare "reasoning happened" marker
     other = ai.Thinking("a local model's musings")  # not from llm: not sent back
     (sent,) = to_llm([ai.Message("assistant", [kept, other, ai.Text("Done.")])])
     assert sent.parts == [part, TextPart(text="Done.")]
+    # llm's metadata is no signature the Anthropic API would take: not sent there.
+    assert to_anthropic([ai.Message("assistant", [kept, ai.Text("Done.")])])[0]["content"] == [
+        {"type": "text", "text": "Done."}
+    ]
 
 
 def test_settings_map_to_each_api_and_openai_itself_gets_max_completion_tokens():
