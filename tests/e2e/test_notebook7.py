@@ -7,7 +7,20 @@ import json
 
 import pytest
 
-from .lab import LabServer, open_notebook, run_all, write_notebook
+from .lab import (
+    LabServer,
+    accept_dialog,
+    menu,
+    notebook_json,
+    open_notebook,
+    require_extension,
+    run_all,
+    run_cell,
+    save,
+    stream_text,
+    wait_kernel,
+    write_notebook,
+)
 
 CELLS = [
     ("setup", "%load_ext durable_nb\n%config DurableMagics.session = 'nb7'", []),
@@ -48,3 +61,46 @@ def test_tagged_cells_a_turn_and_the_widget_in_notebook_7(notebook7, page, scree
     assert "[meta · cell:skill]" in reply and "[ephemeral · cell:clock]" in reply and "What day is it?" in reply
     rows = page.locator(".dnb-widget .dnb-row")
     assert rows.count() == 4  # meta, ephemeral (off the chain), question, reply
+
+
+def test_rename_restart_and_badges_in_notebook_7(notebook7, page, screenshots):
+    """Notebook 7 with the extension, through its UI: a turn, a rename (click on the title), a kernel restart
+    (Kernel menu), the next turn in the same session; a badge toggled from the cell toolbar."""
+    server, root = notebook7
+    write_notebook(
+        root / "Untitled7.ipynb",
+        [
+            ("n0", "%load_ext durable_nb", []),
+            ("n1", "%%durable\nfirst question", []),
+            ("n2", "%%durable\nsecond question", []),
+            ("n3", "%durable status", []),
+        ],
+    )
+    open_notebook(page, server, "Untitled7.ipynb")
+    require_extension(page)
+    run_cell(page, 0)
+    run_cell(page, 1)
+    save(page)
+    sid = json.loads((root / "Untitled7.ipynb").read_text())["metadata"]["durable_nb"]["session"]
+
+    page.locator("#jp-title h1").click()  # Notebook 7's rename: the title at the top
+    accept_dialog(page, fill="renamed7.ipynb")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.context.path === 'renamed7.ipynb'")
+    menu(page, "Kernel", "Restart Kernel")
+    accept_dialog(page)
+    page.wait_for_timeout(500)
+    wait_kernel(page)
+    run_cell(page, 0)
+    run_cell(page, 2)
+    status = stream_text(run_cell(page, 3))
+    assert status.startswith(f"session  {sid}  (") and "entries  4: 2 user, 2 assistant" in status, status
+
+    cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(1)
+    cell.locator(".jp-InputArea-editor").click()
+    cell.locator(".jp-cell-toolbar .durable-nb-toggle", has_text="meta").click()
+    cell.locator(".durable-nb-badge", has_text="meta").wait_for()
+    assert notebook_json(page)["cells"][1]["metadata"]["tags"] == ["meta"]
+    page.screenshot(path=screenshots / "notebook7_identity_badge.png")
+    cell.locator(".jp-cell-toolbar .durable-nb-toggle", has_text="meta").click()
+    assert "tags" not in notebook_json(page)["cells"][1]["metadata"]
+    assert cell.locator(".durable-nb-badge").count() == 0
