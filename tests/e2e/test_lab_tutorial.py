@@ -68,3 +68,26 @@ def test_tutorials_02_and_03_run_in_jupyterlab(ran, page, screenshots):
     scroll_to_cell(page, LAST_WIDGET[name])
     page.screenshot(path=screenshots / f"tutorial_{name[:2]}_{LAST_WIDGET[name]}.png")
     assert widgets.last.locator(".dnb-row").count() > 3  # the session's tree is drawn
+
+
+@pytest.mark.parametrize("ran", ["04_agents_and_tools.ipynb"], indirect=True)
+def test_tutorial_04_runs_in_jupyterlab(ran, page, screenshots):
+    _, nb = ran
+    cells = {c["id"]: c for c in nb["cells"]}
+
+    def out(cell_id: str) -> str:
+        return "".join(
+            "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+            for o in cells[cell_id]["outputs"]
+        )
+
+    assert "system prompt set" in out("system")  # the cell's `system` tag came from JupyterLab
+    assert '⚙ add({"a": 2, "b": 40}) → 42' in out("turn")
+    assert "the transcript has: '42'" in out("reminder-views")
+    assert "interrupted; the last stored entries: ['user', 'assistant']" in out("interrupt")  # a real SIGINT
+    assert "tool_result (error): The tool call was interrupted" in out("resume")
+    widgets = page.locator(".dnb-widget")
+    widgets.first.wait_for(state="visible", timeout=20_000)
+    scroll_to_cell(page, "show")
+    page.screenshot(path=screenshots / "tutorial_04_show.png")
+    assert widgets.last.locator(".dnb-row").count() > 20  # both branches of the session's tree are drawn

@@ -54,6 +54,7 @@ def test_every_tutorial_is_tested():
         "01_entry_semantics.ipynb",
         "02_prompt_design.ipynb",
         "03_inspecting_sessions.ipynb",
+        "04_agents_and_tools.ipynb",
     ]
 
 
@@ -143,3 +144,50 @@ def test_03_inspecting_sessions(tmp_path):
     assert cont.startswith("I received 18 messages") and "18. user: What did you try so far" in cont
     forks = [p for p in (tmp_path / ".durable").glob("claude-*.jsonl")]
     assert len(forks) == 1 and len(forks[0].read_text().splitlines()) == 1 + 21 + 2
+
+
+def test_04_agents_and_tools(tmp_path):
+    cells, store = run_copy("04_agents_and_tools.ipynb", tmp_path)
+    # the tool-using turn: both calls ran, the model got the system prompt, its call and both results
+    turn = text_of(cells["turn"])
+    assert '⚙ add({"a": 2, "b": 40}) → 42' in turn and "→ lasting; surviving a restart" in turn
+    assert "System prompt: You are a careful assistant." in turn and "Tools: add, lookup" in turn
+    assert "3. tool_result (for call_0): 42" in turn and "4. tool_result (for call_1): lasting" in turn
+    # entries with receipts, in order
+    log = text_of(cells["log"]).splitlines()[1:]
+    assert [line.split()[4] for line in log] == [
+        "system",
+        "user",
+        "assistant",
+        "tool_result",
+        "tool_result",
+        "assistant",
+    ]
+    receipts = text_of(cells["receipts"]).splitlines()
+    assert receipts[0] == "agent_start  receipt for ['user']" and receipts[-1] == "agent_end    stop reason: end_turn"
+    assert "message_end  receipt for ['tool_result']" in receipts
+    # every mistake became an error result with its one line, and the run went on
+    errors = text_of(cells["errors"])
+    assert "→ error: invalid arguments for lookup: word: Input should be a valid string (got 42)" in errors
+    assert "→ error: KeyError: 'entropy'" in errors and "→ error: unknown tool 'translate'" in errors
+    assert "→ error: the arguments of add could not be read: the arguments are not valid JSON" in errors
+    # the reminder: in the model view and what the model received, never in the transcript
+    views = text_of(cells["reminder-views"])
+    assert "the model view has: ['42', 'reminder: Sums are exact; quote them as they are.']" in views
+    assert "the transcript has: '42'" in views
+    assert "tool_result (for call_0): 42 | reminder: Sums are exact" in text_of(cells["reminder-turn"])
+    # the interrupted call: stored up to the call, repaired in the view of a reopened session and of the next turn
+    assert "the last stored entries: ['user', 'assistant']" in text_of(cells["interrupt"])
+    assert "tool_result (error): The tool call was interrupted" in text_of(cells["resume"])
+    after = [line for line in text_of(cells["after"]).splitlines() if re.match(r"\d+\. ", line)]
+    assert after[-3].endswith("call wait_forever({'seconds': 3600})")
+    assert after[-2].startswith(f"{len(after) - 1}. tool_result (for call_0, error): The tool call was interrupted")
+    # the system prompt as a branchable cell: two root siblings, the new one first in the dry run
+    dry = text_of(cells["dry"]).splitlines()
+    assert dry[1].strip() == "1. system: You are a pirate. Answer in pirate speak." and dry[2].strip().startswith(
+        "2. user: Ahoy?"
+    )
+    siblings = text_of(cells["siblings"]).splitlines()
+    assert len(siblings) == 2 and all("parent=(root)" in s for s in siblings)
+    assert "on the active path: False" in siblings[0] and "on the active path: True" in siblings[1]
+    assert [e["message"]["role"] for e in stored(store) if e["parent_id"] == ""] == ["system", "system"]
