@@ -33,7 +33,7 @@ from ..session.pgstore import mask_dsn
 from . import args as argmod
 from .identity import identity
 from .interpolate import interpolate
-from .render import ReplyView, dry_run_text, footer, plural, short, tool_line
+from .render import ReplyView, dry_run_text, footer, plural, short, thinking_of, tool_line
 from .state import NotebookSession, Turn, default_session_name
 from .tags import current_cell, request_metadata
 from .verbs import VERBS, model_label
@@ -295,7 +295,7 @@ class DurableMagics(Magics):
 
         def on_event(ev) -> None:
             if ev.type == "message_end" and ev.message.role == "assistant" and ev.message.tool_calls():
-                views[-1].final(ev.message.text())
+                views[-1].final(ev.message.text(), thinking=thinking_of(ev.message))
             elif ev.type == "tool_end":
                 print(tool_line(ev.call, ev.result, ev.duration_ms), flush=True)
                 views.append(ReplyView(in_kernel=in_kernel, throttle=self.throttle))
@@ -321,7 +321,7 @@ class DurableMagics(Magics):
             cause = str(e) if isinstance(e, DurableError) else f"{type(e).__name__}: {e}"
             raise TurnFailed(f"{cause} — {self._after_failure(st, turn, 'the turn failed')}") from None
         elapsed = time.perf_counter() - start
-        views[-1].final(turn.text)
+        views[-1].final(turn.text, thinking=thinking_of(turn.reply))
         self.shell.user_ns["_durable"] = turn.text
         if out:
             self.shell.user_ns[out] = turn.text

@@ -60,16 +60,33 @@ def _image(self, tokens, idx, options, env) -> str:
     )
 
 
-def reply_bundle(text: str, note: str = "") -> dict[str, str]:
+def reply_bundle(text: str, note: str = "", thinking: Sequence[ai.Thinking] = ()) -> dict[str, str]:
     """Return the MIME bundle of a reply: ``text/plain`` and sanitised ``text/html``.
 
-    ``note`` (e.g. "interrupted") is appended in italics, escaped.
+    ``note`` (e.g. "interrupted") is appended in italics, escaped. The
+    reply's ``thinking`` comes first, collapsed: in HTML a closed
+    ``<details>`` per block (its text escaped), in plain text one
+    ``[thinking · N chars]`` line per block.
     """
-    body = markdown_html(text)
+    body = "".join(_thinking_html(b) for b in thinking) + markdown_html(text)
     if note:
         body += f"<p><em>{html.escape(note)}</em></p>"
-    plain = text + (f"\n[{note}]" if note else "")
+    plain = "".join(f"[thinking · {_thinking_size(b)}]\n" for b in thinking) + text + (f"\n[{note}]" if note else "")
     return {"text/plain": plain, "text/html": f'<div class="durable-reply">{body}</div>'}
+
+
+def _thinking_size(b: ai.Thinking) -> str:
+    return f"{len(b.text)} chars" if b.text else "redacted by the provider" if b.redacted else "signature only"
+
+
+def _thinking_html(b: ai.Thinking) -> str:
+    text = f'<div style="white-space: pre-wrap">{html.escape(b.text)}</div>' if b.text else ""
+    return f'<details class="durable-thinking"><summary>thinking · {_thinking_size(b)}</summary>{text}</details>'
+
+
+def thinking_of(m: ai.Message | None) -> list[ai.Thinking]:
+    """Return the :class:`~durable_nb.ai.Thinking` blocks of a message (``[]`` for ``None``)."""
+    return [b for b in m.content if isinstance(b, ai.Thinking)] if m is not None else []
 
 
 class ReplyView:
@@ -111,15 +128,15 @@ class ReplyView:
         self._shown = len(text)
         self._next = end + max(self.throttle, COST_FACTOR * (end - start))
 
-    def final(self, text: str, note: str = "") -> None:
-        """Show the complete (or, with ``note``, partial) reply."""
+    def final(self, text: str, note: str = "", thinking: Sequence[ai.Thinking] = ()) -> None:
+        """Show the complete (or, with ``note``, partial) reply, its ``thinking`` collapsed before it."""
         if not self.in_kernel:
             print(text[self._printed :] + (f"\n[{note}]" if note else ""), flush=True)
             self._printed = len(text)
             return
-        if not text and not note:
+        if not text and not note and not thinking:
             return
-        self._show(reply_bundle(text, note))
+        self._show(reply_bundle(text, note, thinking))
 
     def _show(self, bundle: dict[str, str]) -> None:
         from IPython.display import display

@@ -116,3 +116,20 @@ def test_stop_during_a_tool_keeps_what_was_acknowledged_and_the_next_turn_repair
     listing = nb.k.value("_durable")
     assert "3. tool_result (for call_0, error): The tool call was interrupted" in listing
     assert "4. user: go on" in listing
+
+
+def test_a_replys_thinking_shows_collapsed_in_the_cell(nb):
+    nb.fresh()
+    nb.k.ok(
+        "from durable_nb import ai\n"
+        "from durable_nb.notebook import current\n"
+        "def thinker(messages):\n"
+        "    return ai.Message('assistant', [ai.Thinking('<b>plan</b> first', 'sig'), ai.Text('**Done.**')])\n"
+        "current().agent.model = thinker"
+    )
+    r = nb.cell("Go", [], new_cell_id())
+    assert r.status == "ok", r
+    page = r.html()
+    assert '<details class="durable-thinking"><summary>thinking · 17 chars</summary>' in page
+    assert "&lt;b&gt;plan&lt;/b&gt; first" in page and "<strong>Done.</strong>" in page
+    nb.k.ok("current().agent.model = None")

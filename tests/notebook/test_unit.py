@@ -376,3 +376,17 @@ def test_a_failed_turn_stages_its_ephemeral_input_again(tmp_path):
     assert [s.message.text() for s in st.staged] == ["it is Monday"]  # the meta one is stored
     assert [e.message.text() for e in JsonlStore(tmp_path).load_entries("s")] == ["be brief", "hi"]
     assert turn.input_ids and turn.reply is None
+
+
+def test_a_replys_thinking_is_shown_collapsed_and_as_text():
+    from durable_nb.notebook.render import reply_bundle
+
+    evil = "<img src=x onerror=alert(1)> plan"
+    bundle = reply_bundle("**Done.**", thinking=[ai.Thinking(evil, "sig"), ai.Thinking(redacted="ENC")])
+    page = bundle["text/html"]
+    assert page.index("<details") < page.index("<strong>Done.</strong>")  # reasoning first, closed
+    assert "<details open" not in page and page.count('<details class="durable-thinking">') == 2
+    assert "&lt;img src=x onerror=alert(1)&gt; plan" in page and "<img" not in page
+    assert "thinking · 33 chars" in page and "thinking · redacted by the provider" in page and "ENC" not in page
+    assert bundle["text/plain"] == "[thinking · 33 chars]\n[thinking · redacted by the provider]\n**Done.**"
+    assert reply_bundle("Hi") == reply_bundle("Hi", thinking=[])  # no thinking: as before
