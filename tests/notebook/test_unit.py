@@ -146,6 +146,78 @@ def test_interpolate_unknown_name_and_attribute():
         interpolate("{{o.nope}}", {"o": Obj()})
 
 
+class Sneaky:
+    """Every way an attribute read could run code, each leaving a trace in ``ran``."""
+
+    __slots__ = ("slot", "ran")
+
+    def __init__(self):
+        self.slot = "in a slot"
+        self.ran = []
+
+    @property
+    def prop(self):
+        self.ran.append("property")
+        return "from a property"
+
+    def method(self):
+        self.ran.append("method")
+
+    def __getattr__(self, name):
+        self.ran.append(f"__getattr__ {name}")
+        return "dynamic"
+
+
+@pytest.mark.parametrize(
+    "text,says",
+    [
+        ("{{_hidden}}", "'_hidden' starts with _ and is not interpolated"),
+        ("{{o.__class__.__mro__}}", "'__class__' starts with _"),
+        ("{{s.prop}}", "s.prop is a property; interpolation runs no code"),
+        ("{{s.method}}", "s.method is a method"),
+        ("{{s.dynamic}}", "s (Sneaky) has no attribute 'dynamic'"),  # __getattr__ is not asked
+        ("{{os.environ}}", "the environment variables are never interpolated whole"),
+        ("{{env}}", "the environment variables are never interpolated whole"),
+        ("{{env_copy}}", "the environment variables are never interpolated whole"),
+        ("{{key}}", "its text holds an API key or token from the environment"),
+        ("{{cfg}}", "its text holds an API key or token from the environment"),
+    ],
+)
+def test_interpolation_refuses_private_names_code_and_secrets_in_one_line(monkeypatch, text, says):
+    import os
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-interp-test-0123456789abcdef")
+    monkeypatch.setenv("A_VAR", "a")
+    monkeypatch.setenv("B_VAR", "b")
+    monkeypatch.setenv("C_VAR", "c")
+    sneaky = Sneaky()
+    ns = {
+        "o": Obj(),
+        "_hidden": 1,
+        "s": sneaky,
+        "os": os,
+        "env": os.environ,
+        "env_copy": {k: os.environ[k] for k in ("A_VAR", "B_VAR", "C_VAR")},
+        "key": os.environ["OPENAI_API_KEY"],
+        "cfg": {"model": "gpt", "api_key": os.environ["OPENAI_API_KEY"]},
+    }
+    with pytest.raises(UsageError) as info:
+        interpolate(f"Look: {text}", ns)
+    assert says in str(info.value) and "\n" not in str(info.value)
+    assert "sk-interp" not in str(info.value)
+    assert sneaky.ran == []  # no property, method or __getattr__ code ran
+
+
+def test_interpolation_reads_plain_slot_module_and_builtin_attributes():
+    import datetime
+    import math
+
+    ns = {"o": Obj(), "s": Sneaky(), "math": math, "d": datetime.date(2026, 12, 1), "Obj": Obj}
+    assert interpolate("{{o.name}} {{Obj.name}} {{s.slot}} {{math.pi}} {{d.year}}", ns) == (
+        f"Ada Ada in a slot {math.pi} 2026"
+    )
+
+
 # -- rendering ------------------------------------------------------------------------------
 
 
