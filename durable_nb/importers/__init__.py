@@ -9,6 +9,7 @@ touching the source), the format's name and any warnings.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +79,26 @@ def detect(first: dict) -> str | None:
     return None
 
 
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate_line(data: bytes) -> int | str:
+    """Return the 1-based line of the first lone surrogate escape in JSON ``data`` (a high
+    half ``\\ud800``–``\\udbff`` not directly followed by a low half, or a low half
+    on its own), or ``"?"`` when there is none. O(size)."""
+    pending = None
+    for m in _SURROGATE.finditer(data):
+        high = m.group()[3:4].lower() in b"89ab"
+        if pending is not None and not high and m.start() == pending.end():
+            pending = None  # a proper pair
+            continue
+        lone = pending if pending is not None else (None if high else m)
+        if lone is not None:
+            return data.count(b"\n", 0, lone.start()) + 1
+        pending = m
+    return data.count(b"\n", 0, pending.start()) + 1 if pending is not None else "?"
+
+
 def open_session(path: str | Path) -> Imported:
     """Open the session log at ``path`` read-only and return an :class:`Imported`.
 
@@ -90,20 +111,23 @@ def open_session(path: str | Path) -> Imported:
 
     A torn last line (no newline, not valid JSON: a crash mid-write) is
     dropped and named in ``warnings``. Raises :class:`DurableError` for a
-    missing or empty file or an unknown format, and
+    missing, unreadable or empty file or an unknown format, and
     :class:`~durable_nb.errors.CorruptLog` (a DurableError) naming file and
     line for any other bad line. Cost: one read and parse of the file, O(size).
     """
     p = Path(path).expanduser()
-    if not p.is_file():
-        raise DurableError(f"no session log at {p}")
-    data = p.read_bytes()
+    try:
+        if not p.is_file():
+            raise DurableError(f"no session log at {p}")
+        data = p.read_bytes()
+    except OSError as e:  # unreadable (permissions), a name too long, ...
+        raise DurableError(f"cannot read {p}: {e.strerror or e}") from None
     if not data.strip():
         raise DurableError(f"{p}: the file is empty, so it holds no session")
     first_line = data.lstrip().split(b"\n", 1)[0]
     try:
         first = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise CorruptLog(f"{p}:1: not valid JSON, so not a session log this package can read") from None
     fmt = detect(first) if isinstance(first, dict) else None
     if fmt is None:
@@ -121,6 +145,13 @@ def open_session(path: str | Path) -> Imported:
         agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
     except DecodeError as e:  # a value no converter checked; still a clear error naming the file
         raise CorruptLog(f"{p}: {e}") from None
+    except UnicodeEncodeError:  # an escaped lone surrogate: text UTF-8 cannot hold
+        raise CorruptLog(
+            f"{p}:{lone_surrogate_line(data)}: a string holds a lone surrogate escape "
+            "(half of a UTF-16 pair), which no UTF-8 log can store"
+        ) from None
+    except RecursionError:
+        raise CorruptLog(f"{p}: JSON nested too deeply to read") from None
     return Imported(agent, fmt, p, loaded.warnings)
 
 

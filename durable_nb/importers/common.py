@@ -55,13 +55,16 @@ def read_records(path: Path, data: bytes | None = None) -> tuple[list[Record], l
 
 
 def guarded(path: Path, lineno: int, fn: Callable[[], Any]) -> Any:
-    """Return ``fn()``; a shape error inside it becomes a :class:`CorruptLog` naming file and line."""
+    """Return ``fn()``; a shape error inside it (a wrong type, a number too big for an
+    integer, nesting too deep) becomes a :class:`CorruptLog` naming file and line."""
     try:
         return fn()
     except DurableError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
         raise CorruptLog(f"{path}:{lineno}: unexpected record shape ({type(e).__name__}: {e})") from None
+    except RecursionError:
+        raise CorruptLog(f"{path}:{lineno}: JSON nested too deeply to read") from None
 
 
 def custom(kind: str, raw: dict[str, Any], id: str, parent_id: str, created_at: Any = "") -> CustomEntry:

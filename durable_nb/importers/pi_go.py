@@ -78,7 +78,7 @@ def _flagged_lines(data: bytes) -> set[str]:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict) and is_legacy_meta(obj) and isinstance(obj.get("id"), str):
             out.add(obj["id"])

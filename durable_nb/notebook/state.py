@@ -25,11 +25,11 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import ai, durable
 from ..durable import Agent, Event, new_session_id
-from ..errors import DurableError, SessionExists
+from ..errors import DurableError, SessionExists, SessionNotFound
 from ..models import ModelLike
 from ..session import (
     CompactionEntry,
@@ -38,6 +38,7 @@ from ..session import (
     Hit,
     JsonlStore,
     MessageEntry,
+    SessionRecord,
     Store,
     describe,
     entry_kind,
@@ -119,6 +120,51 @@ def injected_entry(kind: str, body: str, origin: str | None) -> MessageEntry:
     return {"meta": durable.meta, "ephemeral": durable.ephemeral}[kind](body, origin=origin)
 
 
+class CreatedOnWrite:
+    """The notebook's store as its own agent sees it: a missing session reads as
+    empty and is created by its first append (with those entries, in one step),
+    so opening a notebook, and every verb that only reads, writes nothing and
+    works in a read-only folder.
+
+    Wraps ``store``; everything else (``file``, ``root``, ``search``, ...)
+    passes through. Two kernels making the same session's first write: one
+    creates it, the other appends.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def create_session(self, id: str, parent_id: str = "", *, entries=(), created_at: str = "") -> SessionRecord:
+        return self.store.create_session(id, parent_id, entries=entries, created_at=created_at)
+
+    def load_session(self, id: str) -> SessionRecord:
+        return self.store.load_session(id)
+
+    def load_entries(self, id: str) -> list[Entry]:
+        """The session's entries; ``[]`` for a session not created yet."""
+        try:
+            return self.store.load_entries(id)
+        except SessionNotFound:
+            return []
+
+    def append_entries(self, id: str, entries) -> None:
+        """Append, creating the session with these entries if it does not exist yet."""
+        try:
+            return self.store.append_entries(id, entries)
+        except SessionNotFound:
+            pass
+        try:
+            self.store.create_session(id, entries=entries)
+        except SessionExists:  # another kernel made the first write in between
+            self.store.append_entries(id, entries)
+
+    def list_sessions(self) -> list[SessionRecord]:
+        return self.store.list_sessions()
+
+
 @dataclass
 class Turn:
     """What one turn did so far; filled while it runs, so it is meaningful after a failure.
@@ -150,13 +196,13 @@ class NotebookSession:
     """The notebook's session state (see the module docs).
 
     ``store`` is a store (JSONL, SQLite, PostgreSQL, memory) or a JSONL
-    store's folder, ``session_id`` the session to
-    continue (created if missing), ``model`` anything
-    :func:`durable_nb.models.build` accepts. ``fork_of`` names the session
-    this notebook was copied from: when ``session_id`` does not exist yet and
-    ``fork_of`` does, ``session_id`` is created as a fork of its active path
-    (``forked_from`` then names it; the original is not written to). Nothing
-    is built or written until used, except that a missing session is created.
+    store's folder, ``session_id`` the session to continue (a missing one is
+    created by its first write, see :class:`CreatedOnWrite`), ``model``
+    anything :func:`durable_nb.models.build` accepts. ``fork_of`` names the
+    session this notebook was copied from: when ``session_id`` does not exist
+    yet and ``fork_of`` does, ``session_id`` is created as a fork of its
+    active path (``forked_from`` then names it; the original is not written
+    to). Nothing is built or written until used, but that fork.
     """
 
     def __init__(
@@ -177,7 +223,9 @@ class NotebookSession:
     # -- which agent ------------------------------------------------------
 
     def _open(self, session_id: str) -> Agent:
-        return Agent(model=self._model, store=self.store, session_id=session_id, publisher=self._published)
+        return Agent(
+            model=self._model, store=CreatedOnWrite(self.store), session_id=session_id, publisher=self._published
+        )
 
     def _exists(self, session_id: str) -> bool:
         try:
@@ -369,15 +417,18 @@ class NotebookSession:
         ephemeral ones are staged again, and the leaf moves to before the
         unanswered user message (:meth:`leave_unanswered`), so another cell's
         turn never resends it and re-running the cell retries it with the
-        same context.
+        same context. If the input cannot be stored (full disk, read-only
+        folder, an unencodable character), nothing was consumed: the staged
+        entries stay exactly as they were.
         """
         agent = self.writable()
         staged = list(self.staged)
+        consumed = False
         stream = agent.run(*self.inputs(body, origin), tools=tools, settings=settings)
         try:
             for ev in stream:
                 if ev.type == "agent_start":
-                    self.staged = []
+                    self.staged, consumed = [], True
                     turn.input_ids = [e.id for e in ev.entries]
                     turn.written += len(ev.entries)
                     turn.leaf_id = ev.leaf_id
@@ -403,7 +454,8 @@ class NotebookSession:
                     turn.stop_reason = ev.stop_reason
         except BaseException:
             if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
-                self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+                if consumed:  # (input that was never stored was never unstaged)
+                    self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
                 self.leave_unanswered()
                 self.sync()
             raise
@@ -497,7 +549,8 @@ class NotebookSession:
         return self.use(sid)
 
     def use(self, session_id: str) -> Agent:
-        """Continue ``session_id`` (created if missing) as the notebook's session; stops any inspection."""
+        """Continue ``session_id`` as the notebook's session (a missing one is created by its first
+        write); stops any inspection."""
         self.own = self._open(session_id)
         self.inspected = None
         self.sync()
@@ -541,8 +594,8 @@ class NotebookSession:
         if self._exists(ref):
             entries = self.store.load_entries(ref)
             imported = Imported(in_memory(ref, entries), "durable_nb", Path(f"{describe(self.store)} session {ref}"))
-        elif p.is_file():
-            imported = open_session(p)
+        elif p.exists() or p.is_symlink() or os.sep in ref:
+            imported = open_session(p)  # a clear error if it is not a readable file
         else:
             raise DurableError(
                 f"no session {ref!r} in {describe(self.store)} and no file {ref!r}; %durable sessions lists them"
@@ -559,20 +612,38 @@ class NotebookSession:
         self.sync()
         return was
 
-    def sessions(self) -> list[tuple[str, int, str]]:
-        """Return ``(id, entry count, last activity)`` for each saved session, oldest first.
+    def sessions(self) -> list[SessionRow]:
+        """Return a :class:`SessionRow` for each saved session, oldest first, then one for
+        each log that cannot be read (``entries`` is ``None`` and ``problem`` says why,
+        naming ``file:line``): one bad log never hides the others.
 
         Last activity is the last entry's time (the creation time for an
         empty session). Cost: reads every log.
         """
-        out = []
-        for rec in self.store.list_sessions():
+        out, bad = [], []
+        unreadable: list[tuple[str, str]] = []
+        store = self.store
+        recs = store.list_sessions(unreadable) if isinstance(store, JsonlStore) else store.list_sessions()
+        for rec in recs:
             try:
-                entries = self.store.load_entries(rec.id)
-            except DurableError:
+                entries = store.load_entries(rec.id)
+            except (DurableError, OSError) as e:
+                bad.append(SessionRow(rec.id, None, "", str(e)))
                 continue
-            out.append((rec.id, len(entries), entries[-1].created_at if entries else rec.created_at))
-        return out
+            out.append(SessionRow(rec.id, len(entries), entries[-1].created_at if entries else rec.created_at))
+        bad += [SessionRow(name, None, "", why) for name, why in unreadable]
+        return out + bad
+
+
+class SessionRow(NamedTuple):
+    """One row of :meth:`NotebookSession.sessions`: a session's ``id`` (a file name when
+    unreadable), its number of ``entries`` (``None`` when unreadable), its ``last``
+    activity and the ``problem`` that makes it unreadable (``""`` when it reads)."""
+
+    id: str
+    entries: int | None
+    last: str
+    problem: str = ""
 
 
 def _resolve(agent: Agent, ref: str) -> Entry:

@@ -128,9 +128,12 @@ def sessions(m: DurableMagics, call: Call) -> None:
     if not rows:
         print(f"no saved sessions in {describe(st.store)}")
         return
-    width = max(len(r[0]) for r in rows)
+    width = max(len(r.id) for r in rows)
     print(f"{len(rows)} session(s) in {describe(st.store)}:")
-    for sid, n, last in rows:
+    for sid, n, last, problem in rows:
+        if n is None:
+            print(f"! {sid:<{width}}  unreadable: {problem}")
+            continue
         mark = "*" if sid == st.own.session_id else " "
         when = last[:19].replace("T", " ") if last else "-"
         print(f"{mark} {sid:<{width}}  {n:>5} {'entry' if n == 1 else 'entries'}  last {when}")
@@ -189,7 +192,7 @@ def store(m: DurableMagics, call: Call) -> None:
     kind = {"JsonlStore": "JSONL folder", "SqliteStore": "SQLite file", "PostgresStore": "PostgreSQL"}.get(
         type(st).__name__, type(st).__name__
     )
-    sid = m.state.own.session_id  # the notebook's session, created here if missing
+    sid = m.state.own.session_id  # the notebook's session (created by its first write)
     n = len(st.list_sessions())
     print(f"store: {kind} {describe(st)} ({plural(n, 'session', 'sessions')}); session {sid}")
 

@@ -305,6 +305,8 @@ def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:
     for eid, body in rows:
         try:
             out.append(decode(json.loads(body)))
+        except RecursionError:
+            raise CorruptLog(f"{where}: entry {eid!r} does not decode (JSON nested too deeply)") from None
         except (ValueError, DecodeError) as e:
             raise CorruptLog(f"{where}: entry {eid!r} does not decode ({e})") from None
     return out

@@ -384,6 +384,7 @@ CLAUDE_LOG = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "claud
 
 def test_fork_continues_a_log_opened_read_only_in_the_notebook_store_and_leaves_the_log_as_it_was(tmp_path):
     st = NotebookSession(tmp_path / "store", "s")
+    st.own.append("the notebook's own session exists once written")
     source = CLAUDE_LOG.read_bytes()
     imp = st.open(str(CLAUDE_LOG))
     full = imp.agent.depth
