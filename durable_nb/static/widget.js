@@ -160,12 +160,38 @@ function resultBadge(m, prefix = "result") {
 }
 
 /**
+ * An origin as a reader knows it. `cell:<id>` names the cell when the page shows it (durable_nb's
+ * JupyterLab / Notebook 7 extension marks each cell with `data-durable-cell-id`): its execution count
+ * and first line after the `%%durable` line, e.g. `cell [3] "Answer in French."`; otherwise the
+ * origin as recorded. Text only (textContent).
+ * @param {string} origin @returns {string}
+ */
+function originLabel(origin) {
+  if (!origin || !origin.startsWith("cell:") || typeof document === "undefined") return origin;
+  const id = origin.slice(5);
+  /** @type {HTMLElement | null} */ let cell = null;
+  try {
+    cell = document.querySelector(`.jp-Cell[data-durable-cell-id="${CSS.escape(id)}"]`);
+  } catch {
+    return origin;
+  }
+  if (!cell) return origin;
+  const prompt = (cell.querySelector(".jp-InputPrompt")?.textContent || "").replace(/[:\s]/g, "");
+  const lines = Array.from(cell.querySelectorAll(".jp-InputArea-editor .cm-line"), (l) => l.textContent || "");
+  const first = lines.find((l) => l.trim() && !l.trim().startsWith("%%")) || "";
+  const text = first.length > 40 ? `${first.slice(0, 39)}…` : first;
+  return `cell${prompt && prompt !== "[]" ? " " + prompt : ""}${text ? ` "${text.trim()}"` : ""}`;
+}
+
+/**
  * One badge per injection / synthesized marker, or null.
  * @param {{injected?: string, origin?: string}} m @returns {HTMLElement | null}
  */
 function injectionBadge(m) {
   if (!m.injected) return null;
-  return h("span", `dnb-badge dnb-${m.injected}`, m.origin ? `${m.injected} · ${m.origin}` : m.injected);
+  const b = h("span", `dnb-badge dnb-${m.injected}`, m.origin ? `${m.injected} · ${originLabel(m.origin)}` : m.injected);
+  if (m.origin) b.title = m.origin;
+  return b;
 }
 
 /**
@@ -541,7 +567,7 @@ function render({ model, el }) {
     kv(table, "time", e.created_at);
     kv(table, "role", msg.role);
     kv(table, "injection", msg.injected || (e.type === "message" ? "none" : ""));
-    kv(table, "origin", msg.origin);
+    kv(table, "origin", msg.origin && originLabel(msg.origin) !== msg.origin ? `${originLabel(msg.origin)} (${msg.origin})` : msg.origin);
     kv(table, "tool call id", msg.tool_call_id);
     kv(table, "tool", msg.tool_name);
     if (msg.role === "tool_result") kv(table, "error", msg.is_error ? "yes (the model was told the call failed)" : "no");
@@ -618,7 +644,7 @@ function render({ model, el }) {
       const inj = injectionBadge(m);
       if (inj) head.append(inj);
       if (!m.entry_id) head.append(h("span", "dnb-badge dnb-synth", m.origin && m.origin.startsWith("compaction:") ? "compaction summary" : "synthesized"));
-      else if (!m.injected && m.origin) head.append(h("span", "dnb-badge", m.origin));
+      else if (!m.injected && m.origin) head.append(h("span", "dnb-badge", originLabel(m.origin)));
       const res = resultBadge(m, `result for ${m.tool_call_id}`);
       if (res) head.append(res);
       if (m.entry_id) head.append(h("span", "dnb-id", short(m.entry_id)));

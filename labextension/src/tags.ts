@@ -23,8 +23,10 @@ function tagsOf(cell: Cell): string[] {
   return Array.isArray(t) ? t.filter(x => typeof x === 'string') : [];
 }
 
-/** Draw the badges of `cell` from its tags (idempotent). */
+/** Draw the badges of `cell` from its tags (idempotent); mark the cell with its id, which the session
+ * widget uses to name a `cell:<id>` origin by the cell's execution count and first line. */
 export function renderBadges(cell: Cell): void {
+  cell.node.dataset.durableCellId = cell.model.id;
   const ours = tagsOf(cell).filter(t => (TAGS as readonly string[]).includes(t));
   let box = cell.node.querySelector(':scope > .durable-nb-badges') as HTMLElement | null;
   cell.node.classList.toggle('durable-nb-tagged', ours.length > 0);
