@@ -124,3 +124,34 @@ def test_rename_restart_duplicate_and_new_notebook(lab, lab_root, page, screensh
     new = notebook_json(page)["metadata"]["durable_nb"]["session"]
     assert new not in (sid, fork["session"], "Untitled") and status.startswith(f"session  {new}  (")
     assert "entries  0" in status
+
+
+def test_a_notebook_from_before_the_extension_keeps_its_named_session(lab, lab_root, page, screenshots):
+    """It ran %%durable cells under its name: on opening, the extension records that name as its id, once,
+    saying so in one notification line; the turns so far are still there."""
+    folder = lab_root / "legacy"
+    folder.mkdir()
+    old = durable.Agent(store=JsonlStore(folder / ".durable"), session_id="old_lab")
+    old.append(durable.text("a question from last week"))
+    write_notebook(
+        folder / "old_lab.ipynb",
+        [
+            ("l0", "%load_ext durable_nb", []),
+            ("l1", "%%durable\na question from last week", []),
+            ("l2", "%durable status", []),
+        ],
+    )
+    nb = nbformat.read(folder / "old_lab.ipynb", as_version=4)
+    nb.cells[1].execution_count = 2  # it ran before, without the extension
+    nbformat.write(nb, folder / "old_lab.ipynb")
+
+    open_notebook(page, lab, "legacy/old_lab.ipynb")
+    require_extension(page)
+    toast = page.locator(".Toastify__toast", has_text="was found by its name")
+    toast.wait_for()
+    assert toast.inner_text().count("\n") <= 2  # one line of text (plus the toast's own close control)
+    assert notebook_json(page)["metadata"]["durable_nb"] == {"session": "old_lab", "path": "legacy/old_lab.ipynb"}
+    run_cell(page, 0)
+    status = stream_text(run_cell(page, 2))
+    page.screenshot(path=screenshots / "identity_migrated.png")
+    assert status.startswith("session  old_lab  (") and "entries  1: 1 user" in status, status
