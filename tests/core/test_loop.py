@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import os
 import signal
 import socket
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from durable_nb import ai, durable
 from durable_nb.errors import DurableError
 from durable_nb.session import JsonlStore, MessageEntry, display_text, model_view, transcript_view
+from tests.support import child_env
 
 
 def add(a: int, b: int = 1) -> int:
@@ -268,7 +267,7 @@ def test_sigkill_during_a_tool_leaves_a_loadable_store_and_the_next_run_repairs(
         agent.run("go").wait()
         """
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    env = child_env()
     proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, env=env, text=True)
     try:
         assert proc.stdout.readline().strip() == "IN TOOL"

@@ -30,18 +30,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import CHROMIUM, ROOT, child_env, launch_chromium, write_notebook  # noqa: F401  (re-exported)
+
 EXTENSION = ROOT / "durable_nb" / "labextension"  # the build of labextension/ (./dev builds it)
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def free_port() -> int:
@@ -87,14 +78,11 @@ class LabServer:
         return f"{self.base}/{where}/{notebook}?token={self.token}"
 
     def start(self, timeout: float = 60) -> LabServer:
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
-            "JUPYTER_CONFIG_DIR": str(self.config_dir),
-            "JUPYTER_RUNTIME_DIR": str(self.runtime_dir),
-            "JUPYTER_PATH": os.pathsep.join([str(self.data_dir), *filter(None, [os.environ.get("JUPYTER_PATH")])]),
-        }
-        env.pop("DURABLE_NB_MODEL", None)  # kernels use the offline model unless a notebook says otherwise
+        env = child_env(  # kernels use the offline model unless a notebook says otherwise
+            JUPYTER_CONFIG_DIR=str(self.config_dir),
+            JUPYTER_RUNTIME_DIR=str(self.runtime_dir),
+            JUPYTER_PATH=os.pathsep.join([str(self.data_dir), *filter(None, [os.environ.get("JUPYTER_PATH")])]),
+        )
         cmd = [
             sys.executable,
             "-m",
@@ -176,32 +164,6 @@ class LabServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def write_notebook(path: Path, cells) -> None:
-    """Write a Python 3 notebook of code cells given as ``(cell id, source, tags)``."""
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    for cid, src, tags in cells:
-        c = nbformat.v4.new_code_cell(src)
-        c.id = cid
-        if tags:
-            c.metadata["tags"] = tags
-        nb.cells.append(c)
-    nbformat.write(nb, path)
-
-
-def launch_chromium(playwright, user_data_dir: Path, viewport=(1280, 900)):
-    """Return a Playwright browser context on headless Debian chromium with a fresh profile."""
-    return playwright.chromium.launch_persistent_context(
-        str(user_data_dir),
-        executable_path=CHROMIUM,
-        headless=True,
-        args=CHROMIUM_ARGS,
-        viewport={"width": viewport[0], "height": viewport[1]},
-    )
 
 
 KERNEL_READY = """() => {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import queue
 import time
 import uuid
@@ -10,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jupyter_client.manager import KernelManager
+
+from tests.support import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,9 +40,7 @@ class Kernel:
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        env.pop("DURABLE_NB_MODEL", None)
-        env.pop("JPY_SESSION_NAME", None)
+        env = child_env()
         self.request_metadata: dict = {}  # added to every execute request's metadata (e.g. the notebook's identity)
         self.km = KernelManager(kernel_name="python3")
         self.km.start_kernel(cwd=str(cwd), env=env)

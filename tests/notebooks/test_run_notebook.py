@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,21 +10,10 @@ import nbformat
 import pytest
 
 from durable_nb.run_notebook import NotebookError, main, run_notebook
+from tests.support import child_env, write_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 READ_METADATA = 'import json; print(json.dumps(get_ipython().kernel.get_parent("shell")["metadata"]))'
-
-
-def write_nb(path: Path, cells: list[tuple[str, list[str]]]) -> Path:
-    nb = nbformat.v4.new_notebook()
-    for i, (src, tags) in enumerate(cells):
-        c = nbformat.v4.new_code_cell(src)
-        c.id = f"c{i}"
-        if tags:
-            c.metadata["tags"] = tags
-        nb.cells.append(c)
-    nbformat.write(nb, path)
-    return path
 
 
 def stdout(cell) -> str:
@@ -35,7 +23,7 @@ def stdout(cell) -> str:
 def test_tags_and_cell_id_reach_the_kernel_and_do_not_leak(tmp_path):
     import json
 
-    src = write_nb(
+    src = write_notebook(
         tmp_path / "t.ipynb",
         [
             (READ_METADATA, ["meta"]),
@@ -58,7 +46,7 @@ def test_tags_and_cell_id_reach_the_kernel_and_do_not_leak(tmp_path):
 
 
 def test_a_failing_cell_stops_the_run_and_names_the_cell(tmp_path):
-    src = write_nb(
+    src = write_notebook(
         tmp_path / "bad.ipynb", [("x = 1", []), ("raise ValueError('boom here')", []), ("print('never')", [])]
     )
     with pytest.raises(NotebookError) as ei:
@@ -69,10 +57,10 @@ def test_a_failing_cell_stops_the_run_and_names_the_cell(tmp_path):
 
 
 def test_command_line_exit_status_output_and_cwd(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = child_env()
     work = tmp_path / "work"
     work.mkdir()
-    ok = write_nb(tmp_path / "ok.ipynb", [("import os; open('here.txt', 'w').write(os.getcwd())", ["meta"])])
+    ok = write_notebook(tmp_path / "ok.ipynb", [("import os; open('here.txt', 'w').write(os.getcwd())", ["meta"])])
     out = tmp_path / "out.ipynb"
     r = subprocess.run(
         [sys.executable, "-m", "durable_nb.run_notebook", str(ok), "--output", str(out), "--cwd", str(work)],
@@ -86,7 +74,7 @@ def test_command_line_exit_status_output_and_cwd(tmp_path):
     assert (work / "here.txt").read_text() == str(work)
     assert nbformat.read(out, as_version=4).cells[0].execution_count == 1
 
-    bad = write_nb(tmp_path / "bad.ipynb", [("1/0", [])])
+    bad = write_notebook(tmp_path / "bad.ipynb", [("1/0", [])])
     r = subprocess.run(
         [sys.executable, "-m", "durable_nb.run_notebook", str(bad), "-o", str(out)],
         capture_output=True,
@@ -136,7 +124,7 @@ def test_a_notebook_without_cell_ids_gets_stable_ones(tmp_path):
 
 def test_the_notebooks_session_id_reaches_the_kernel_as_the_extension_sends_it(tmp_path):
     """metadata.durable_nb goes with every cell; the turn lands in that session, not one named after the file."""
-    src = write_nb(tmp_path / "Untitled.ipynb", [("%load_ext durable_nb", []), ("%%durable\nhello", [])])
+    src = write_notebook(tmp_path / "Untitled.ipynb", [("%load_ext durable_nb", []), ("%%durable\nhello", [])])
     nb = nbformat.read(src, as_version=4)
     nb.metadata["durable_nb"] = {"session": "nb-7f3a", "path": "Untitled.ipynb"}
     nbformat.write(nb, src)

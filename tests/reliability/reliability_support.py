@@ -8,17 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT, child_env  # noqa: F401  (child_env: used by the crash and concurrency tests)
+
 HERE = Path(__file__).resolve().parent
-
-
-def child_env(**extra: str) -> dict[str, str]:
-    """Return an environment whose ``python`` imports durable_nb from this checkout."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("DURABLE_NB_MODEL", None)
-    env.update(extra)
-    return env
 
 
 NOOP_LOCK = "DURABLE_NB_TEST_NOOP_LOCK"

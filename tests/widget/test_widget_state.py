@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from durable_nb import ai, durable
 from durable_nb import widget as widget_module
 from durable_nb.session import MessageEntry, codec, model_view, transcript_view
 from durable_nb.widget import CHARS_PER_ITEM, SessionWidget, sync_widgets, tail_limit
+from tests.support import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -203,7 +203,7 @@ def test_durable_does_not_import_jupyter():
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env=child_env(),
         cwd=ROOT,
     )
     assert out.stdout.strip() == "[]"
@@ -226,7 +226,7 @@ def test_views_send_the_last_messages_and_more_on_request():
 def test_the_widget_module_imports_first_in_a_fresh_interpreter():
     """`from durable_nb.widget import SessionWidget` (the README's line) works before anything
     else is imported: the widget and the share package import each other only lazily."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = child_env()
     code = "from durable_nb.widget import SessionWidget; from durable_nb.share import export; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr[-500:]

@@ -14,18 +14,10 @@ from pathlib import Path
 
 from comm.base_comm import BaseComm
 
+from tests.support import launch_chromium as launch  # noqa: F401  (the harness's browser)
+
 HERE = Path(__file__).resolve().parent
 URL = "http://harness.test/index.html"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 class RecordingComm(BaseComm):
@@ -55,11 +47,6 @@ def front_end_update(w, **state):
 def front_end_send(w, content):
     """Deliver a custom message (``model.send(content)`` in JS) to ``w``."""
     w._handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
-
-
-def launch(playwright):
-    """Start Debian's headless Chromium (fresh temporary profile)."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
 
 
 class Page:

@@ -1,0 +1,1 @@
+"""durable_nb's tests; shared helpers live in :mod:`tests.support`."""
