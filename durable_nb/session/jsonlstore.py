@@ -196,7 +196,7 @@ class JsonlStore:
         do nothing). Raises ``SessionNotFound`` when the file does not exist
         and :class:`~durable_nb.errors.LogChanged` (writing nothing) when it
         no longer starts with this session's ``session_init`` line, or was
-        truncated or replaced since this store last read or wrote it.
+        truncated, replaced or deleted since this store last read or wrote it.
         Cost: O(size of the new lines), independent of the log's size.
         """
         if not entries:
@@ -207,6 +207,8 @@ class JsonlStore:
         try:
             fd = os.open(f, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
+            if id in self._seen:  # this store read or wrote it: deleted under us, not "not created yet"
+                raise _changed(id, f, "deleted") from None
             raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
         except OSError as e:
             raise _write_error(f"cannot append to session {id!r}", f, e) from None
@@ -244,11 +246,7 @@ class JsonlStore:
             except CorruptLog:
                 what = "emptied" if not head else "truncated or replaced: its first line is no longer a session_init"
         if what:
-            raise LogChanged(
-                f"session {id!r}: its log {f} was {what} since this kernel read it; nothing was written. "
-                "Fork the session (its active path is still in memory) to keep it in a new log, "
-                "or open the session again to continue from what the file holds now"
-            )
+            raise _changed(id, f, what)
 
     def list_sessions(self, unreadable: list[tuple[str, str]] | None = None) -> list[SessionRecord]:
         """Return the records of every ``*.jsonl`` session in ``root``, oldest first.
@@ -303,6 +301,15 @@ def _record(f: Path, first: bytes) -> SessionRecord:
     if type(parent) is not str or type(created) is not str:
         raise CorruptLog(f"{bad} (parent_id and created_at must be strings)")
     return SessionRecord(init["id"], parent, created)
+
+
+def _changed(id: str, f: Path, what: str) -> LogChanged:
+    """Return the one-line error for an append refused because the log changed under this store."""
+    return LogChanged(
+        f"session {id!r}: its log {f} was {what} since this kernel read it; nothing was written. "
+        "Fork the session (its active path is still in memory) to keep it in a new log, "
+        "or open the session again to continue from what the file holds now"
+    )
 
 
 def _write_error(what: str, f: Path, e: OSError) -> StoreWriteError:

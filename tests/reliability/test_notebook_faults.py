@@ -72,6 +72,20 @@ def test_a_full_disk_does_not_stage_the_ephemeral_context_again(tmp_path):
     assert st.store.file("nb").stat().st_size == size
 
 
+def test_a_log_emptied_under_the_notebook_refuses_the_turn_and_the_path_can_be_forked(tmp_path):
+    st = _staged_notebook(tmp_path)
+    path = [e.id for e in st.own.path()]
+    st.store.file("nb").write_bytes(b"")  # an editor, a sync tool, `> file`
+    with pytest.raises(
+        DurableError, match=r"nb\.jsonl was truncated \(0 bytes now, \d+ before\) since this kernel read it"
+    ):
+        st.run("next", "cell:b", Turn())
+    assert st.store.file("nb").read_bytes() == b""
+    assert [s.message.text() for s in st.staged] == ["a skill", "the time is 12:00"]
+    st.fork("rescued")
+    assert len(JsonlStore(tmp_path).load_entries("rescued")) == len(path)
+
+
 # -- 11. a read-only folder ---------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ import pytest
 from reliability_support import in_child
 
 from durable_nb import ai, durable
-from durable_nb.errors import DurableError, LogChanged, SessionExists
+from durable_nb.errors import DurableError, LogChanged, SessionExists, StoreWriteError
 from durable_nb.session import CustomEntry, JsonlStore, MessageEntry, display_text
 
 
@@ -62,6 +62,14 @@ def test_a_log_truncated_or_replaced_under_an_open_agent_refuses_the_next_write(
     rescued = agent.fork("rescued")
     assert [display_text(e) for e in store.load_entries("rescued")] == [display_text(e) for e in agent.path()]
     assert len(rescued.path()) == 4
+
+
+def test_a_log_deleted_under_an_open_agent_is_not_silently_recreated(tmp_path):
+    store, agent = _agent(tmp_path)
+    store.file("s").unlink()
+    with pytest.raises(LogChanged, match="was deleted since this kernel read it"):
+        agent.append("more")
+    assert not store.file("s").exists()
 
 
 def test_a_store_that_never_read_the_log_still_refuses_to_append_to_an_emptied_one(tmp_path):
@@ -196,3 +204,35 @@ def test_messages_with_lone_surrogates_are_refused_before_a_byte_is_written(tmp_
     with pytest.raises(UnicodeEncodeError):
         agent.run(durable.meta("fine"), bad).wait()
     assert store.file("s").read_bytes() == before
+
+
+@pytest.fixture
+def small_tmpfs():
+    """A 64 KB tmpfs: a real ENOSPC (needs mount privileges; RLIMIT_FSIZE covers the rest everywhere)."""
+    import subprocess
+
+    d = tempfile.mkdtemp(prefix="durable-full-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d], capture_output=True, text=True)
+    if r.returncode != 0:
+        os.rmdir(d)
+        pytest.skip(
+            f"cannot mount a small tmpfs here ({r.stderr.strip() or r.returncode}); RLIMIT_FSIZE tests cover a full disk"
+        )
+    yield d
+    subprocess.run(["umount", d], check=True)
+    os.rmdir(d)
+
+
+def test_a_real_full_disk_cuts_the_batch_back_and_leaves_no_temp_file(small_tmpfs):
+    store = JsonlStore(small_tmpfs)
+    agent = durable.Agent(store=store, session_id="s")
+    agent.append("kept")
+    before = store.file("s").read_bytes()
+    with pytest.raises(StoreWriteError, match="No space left on device; nothing was written"):
+        agent.run(durable.meta("fits"), durable.text("x" * 200_000)).wait()
+    assert store.file("s").read_bytes() == before
+    with pytest.raises(StoreWriteError, match="cannot create session 'copy': .*No space left on device"):
+        store.create_session("copy", entries=[durable.text("y" * 200_000)])
+    assert sorted(os.listdir(small_tmpfs)) == ["s.jsonl"]
+    agent.append("still works")  # the disk has room for a small entry: the session goes on
+    assert [display_text(e) for e in store.load_entries("s")] == ["kept", "still works"]
