@@ -21,6 +21,7 @@ from .lab import (
     wait_kernel,
     write_notebook,
 )
+from .test_lab_extension import SLOW_MODEL
 
 CELLS = [
     ("setup", "%load_ext durable_nb\n%config DurableMagics.session = 'nb7'", []),
@@ -104,3 +105,45 @@ def test_rename_restart_and_badges_in_notebook_7(notebook7, page, screenshots):
     cell.locator(".jp-cell-toolbar .durable-nb-toggle", has_text="meta").click()
     assert "tags" not in notebook_json(page)["cells"][1]["metadata"]
     assert cell.locator(".durable-nb-badge").count() == 0
+
+
+def test_stop_unanswered_and_a_stale_widget_in_notebook_7(notebook7, page, screenshots):
+    """Notebook 7, through its UI: Stop during a streaming turn is two lines and no traceback, the widget
+    marks the unanswered message, and after a kernel restart a click on the old widget says so at once."""
+    server, root = notebook7
+    write_notebook(
+        root / "stop7.ipynb",
+        [
+            ("p0", "%load_ext durable_nb", []),
+            ("p1", "%%durable\nhello", []),
+            ("p2", "%durable show", []),
+            ("p3", SLOW_MODEL, []),
+            ("p4", "%%durable\nstream please", []),
+        ],
+    )
+    page.set_viewport_size({"width": 1100, "height": 1300})
+    open_notebook(page, server, "stop7.ipynb")
+    for i in range(4):
+        run_cell(page, i)
+    cell = page.locator(".jp-NotebookPanel .jp-Cell").nth(4)
+    cell.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    cell.locator(".jp-OutputArea-output", has_text="word3").wait_for()
+    page.locator(".jp-NotebookPanel .jp-Toolbar [data-command='notebook:interrupt-kernel']").click()
+    cell.locator(".jp-OutputArea-output", has_text="TurnInterrupted").wait_for(timeout=20_000)
+    wait_kernel(page)
+    errors = [o for o in notebook_json(page)["cells"][4]["outputs"] if o["output_type"] == "error"]
+    assert len(errors) == 1 and len(errors[0]["traceback"]) == 1
+    shown = cell.locator(".jp-OutputArea").inner_text()
+    assert "interrupted: this partial reply was not saved" in shown and "Traceback" not in shown
+    widget = page.locator(".dnb-widget").first
+    unanswered = widget.locator(".dnb-row", has_text="stream please")
+    assert "no reply" in unanswered.inner_text()
+
+    menu(page, "Kernel", "Restart Kernel")
+    accept_dialog(page)
+    page.wait_for_timeout(500)
+    wait_kernel(page)
+    widget.locator(".dnb-row[data-id]").first.click()
+    widget.locator(".dnb-error", has_text="this view belongs to a kernel that was restarted").wait_for(timeout=1000)
+    page.screenshot(path=screenshots / "notebook7_stop_stale.png", full_page=True)
