@@ -22,6 +22,7 @@ imported only when their model is built.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -46,12 +47,24 @@ def accepts_request(fn: Callable) -> bool:
 
     That is: it takes a second positional parameter, a parameter named
     ``request``, or ``*args``. A callable whose signature cannot be read is
-    called the old way (messages only). O(parameters).
+    called the old way (messages only). Cached per function (a bound
+    method by its function), so a loop step does not read a signature.
     """
+    func = getattr(fn, "__func__", fn)
+    try:
+        return _accepts(func, func is not fn)
+    except TypeError:  # an unhashable callable: read it every time
+        return _accepts.__wrapped__(func, func is not fn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _accepts(fn: Callable, bound: bool) -> bool:
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return False
+    if bound:
+        params = params[1:]  # self
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return (
         len(positional) >= 2
