@@ -13,6 +13,7 @@ import msgspec
 from .. import ai
 from ..errors import AgentClosed, DurableError, ModelError, SessionExists, SessionNotFound, UnknownEntry
 from ..models import Model, ModelLike, build, model_name, open_stream
+from ..models.surrogates import repair_message
 from ..session import (
     CompactionEntry,
     Entry,
@@ -329,7 +330,7 @@ class Agent:
                 if final is None:
                     final = ai.assistant_message("".join(deltas))
                 final = msgspec.structs.replace(
-                    final,
+                    repair_message(final),  # surrogate halves a model's chunks left apart
                     role="assistant",
                     injected=None,
                     model=final.model or model_name(model),

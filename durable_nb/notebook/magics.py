@@ -28,6 +28,7 @@ from traitlets import Float, Unicode, observe
 
 from ..durable import Tool, as_tools, check_settings, read_value
 from ..errors import DurableError
+from ..models.failures import env_secrets, redact
 from ..session import MessageEntry, Store, open_store
 from ..session.pgstore import mask_dsn
 from . import args as argmod
@@ -319,6 +320,7 @@ class DurableMagics(Magics):
             partial = "".join(turn.deltas)
             views[-1].final(partial, "the model failed: this partial reply was not saved" if partial else "")
             cause = str(e) if isinstance(e, DurableError) else f"{type(e).__name__}: {e}"
+            cause = " ".join(redact(cause, env_secrets()).split())  # no key, no line break reaches the cell
             raise TurnFailed(f"{cause} — {self._after_failure(st, turn, 'the turn failed')}") from None
         elapsed = time.perf_counter() - start
         views[-1].final(turn.text, thinking=thinking_of(turn.reply))

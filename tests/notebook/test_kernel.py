@@ -314,6 +314,26 @@ def test_a_100_kb_markdown_reply_streamed_token_by_token_renders_a_bounded_numbe
     assert "item 1999" in r.html()
 
 
+def test_a_key_in_any_error_of_a_turn_is_masked_in_the_cell(nb):
+    nb.fresh()
+    key = "sk-kernel-test-5e1d0c9b8a7f6e5d"
+    nb.k.ok(
+        "import os\n"
+        "from durable_nb.notebook import current\n"
+        f"os.environ['MY_SERVICE_API_KEY'] = {key!r}\n"
+        "class Leaky:\n"
+        "    name = 'leaky'\n"
+        "    def stream(self, messages):\n"
+        "        raise RuntimeError('header Bearer ' + os.environ['MY_SERVICE_API_KEY'] + chr(13) + ' refused')\n"
+        "current().agent.model = Leaky()"
+    )
+    r = nb.cell("hello", [], new_cell_id())
+    nb.k.ok("current().agent.model = None\ndel os.environ['MY_SERVICE_API_KEY']")
+    line = one_line_turn_failure(r)
+    assert line.startswith("TurnFailed: RuntimeError: header Bearer *** refused")
+    assert key[:6] not in r.stdout + r.stderr + repr(r.error) + repr(r.displays)
+
+
 def test_out_refuses_the_shells_own_names_and_leaves_them_working(nb):
     nb.fresh()
     for name in ("get_ipython", "In", "exit", "print", "_"):

@@ -158,6 +158,21 @@ def test_lone_surrogate_is_refused_by_the_jsonl_store_and_nothing_is_written(tmp
     assert store.file("s").read_bytes() == before
 
 
+@pytest.mark.parametrize("reply", ["a\ud83d\ude00b", ["a\ud83d", "\ude00b"], ["cut \ud83d"]])
+def test_a_reply_with_surrogate_halves_from_any_model_is_stored_repaired_not_lost(tmp_path, reply):
+    """A model of one's own (a plain function, a stream) that joins JSON-decoded chunks naively."""
+
+    class Chunks:
+        def stream(self, messages):
+            yield from reply
+
+    model = (lambda messages: reply) if isinstance(reply, str) else Chunks()
+    agent = durable.Agent(model=model, store=JsonlStore(tmp_path), session_id="s")
+    agent.run("emoji please").wait()
+    stored = durable.Agent(store=JsonlStore(tmp_path), session_id="s").path()[-1].message.text()
+    assert stored == ("cut \ufffd" if reply == ["cut \ud83d"] else "a\U0001f600b")
+
+
 # -- fuzzed entry objects: an entry or a DecodeError, never a crash later ------------------
 
 _ids = st.sampled_from(["a", "b", "c", ""])
