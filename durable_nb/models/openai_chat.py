@@ -216,14 +216,16 @@ class _Reply:
     def message(self, fallback_model: str) -> ai.Message:
         """Return the assistant message: thinking, text, then the tool calls in index order.
 
-        Arguments that are not a JSON object are kept raw (see :func:`ai.tool_arguments`).
+        Arguments that are not a JSON object are kept raw (see :func:`ai.tool_arguments`);
+        a call the server sent without an id gets ``call_<index>``.
         """
         content: list[ai.Block] = [ai.Thinking("".join(self.reasoning))] if self.reasoning else []
         if self.text:
             content.append(ai.Text("".join(self.text)))
         for i in sorted(self.calls):
             c = self.calls[i]
-            content.append(ai.ToolCall(c["id"], c["name"], ai.tool_arguments(c["arguments"])))
+            # a server that sends no id (some local ones) gets call_<index>, so the result can answer it
+            content.append(ai.ToolCall(c["id"] or f"call_{i}", c["name"], ai.tool_arguments(c["arguments"])))
         return ai.Message(
             role="assistant",
             content=content,

@@ -319,3 +319,9 @@ def test_a_setting_that_would_replace_the_request_is_one_clear_line(wire):
     with pytest.raises(ModelError, match="^openai: the setting 'messages' is sent by durable_nb itself"):
         list(model.stream([ai.user_message("hi")], ai.Request(settings={"messages": []})))
     assert wire.requests == []
+
+
+def test_a_streamed_call_without_an_id_gets_one_its_result_can_answer(wire):
+    wire.add(openai_stream([], finish="tool_calls", tool_calls=[{"id": None, "name": "now", "arguments": {}}]))
+    *_, reply = models.build(f"openai:local@{wire.url}/v1").stream([ai.user_message("Time?")])
+    assert reply.content == [ai.ToolCall("call_0", "now", {})]
