@@ -47,6 +47,7 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
     PostgreSQL store cannot be opened (the message masks a DSN's password).
     Opening a JSONL folder touches nothing; the SQL stores connect at once.
     """
+    from ..errors import DurableError
     from .jsonlstore import JsonlStore
     from .pgstore import PostgresStore
     from .sqlitestore import SqliteStore
@@ -58,6 +59,8 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
         return PostgresStore(spec.strip())
     root = Path(base) if base is not None else Path.cwd()
     if kind == "sqlite":
+        if not sqlite_path(spec).strip() or sqlite_path(spec).endswith("/"):
+            raise DurableError(f"{spec!r} names no database file: write sqlite:///path/to/sessions.db")
         return SqliteStore((root / Path(sqlite_path(spec)).expanduser()).resolve())
     return JsonlStore((root / Path(spec.strip()).expanduser()).resolve())
 

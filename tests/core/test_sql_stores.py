@@ -201,3 +201,32 @@ def test_a_read_only_role_can_inspect_and_an_append_is_refused_in_one_line(pg_ds
     finally:
         reader.close()
         writer.close()
+
+
+@pytest.mark.parametrize(
+    "spec, kind",
+    [
+        (".durable", "jsonl"),
+        ("sqlite:///tmp/x.db", "sqlite"),
+        ("sqlite:x.db", "sqlite"),
+        ("notes/team.sqlite3", "sqlite"),
+        ("postgresql://ann@db/team", "postgres"),
+        ("postgres://db/team", "postgres"),
+        ("host=db dbname=team", "postgres"),
+    ],
+)
+def test_a_store_string_names_its_kind(spec, kind):
+    assert session.store_kind(spec) == kind
+
+
+@pytest.mark.parametrize("spec", ["sqlite:", "sqlite://", "sqlite:///tmp/"])
+def test_a_sqlite_string_without_a_file_is_one_clear_line(spec, tmp_path):
+    with pytest.raises(DurableError, match="names no database file: write sqlite:///path/to/sessions.db"):
+        session.open_store(spec, base=tmp_path)
+
+
+def test_open_store_resolves_relative_paths_from_base(tmp_path):
+    st = session.open_store("sqlite:sub/x.db", base=tmp_path)
+    assert st.path == tmp_path / "sub" / "x.db"
+    st.close()
+    assert session.open_store("logs", base=tmp_path).root == tmp_path / "logs"
