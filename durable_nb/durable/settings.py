@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -31,9 +32,15 @@ def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
 
     ``temperature`` (≥ 0), ``max_tokens`` (> 0), ``top_p`` (0–1), ``seed``
     (an integer) and ``stop`` (a string or a list of strings) are checked;
-    any other key is a provider extra, passed through unchanged. Raises
-    :class:`SettingsError` with one line naming each bad setting. O(keys).
+    any other key is a provider extra, passed through unchanged, unless it
+    is a near miss of a named one (``temprature``), which is refused as a
+    typo. Raises :class:`SettingsError` with one line naming each bad
+    setting. O(keys).
     """
+    for key in settings:
+        near = difflib.get_close_matches(key, NAMED, n=1, cutoff=0.85)
+        if key not in NAMED and near:
+            raise SettingsError(f"unknown setting {key!r} (did you mean {near[0]!r}?)")
     try:
         parsed = _Settings.model_validate(settings)
     except pydantic.ValidationError as e:

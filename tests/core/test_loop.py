@@ -345,6 +345,9 @@ def test_settings_per_run_over_session_defaults_and_each_reply_says_how_it_was_m
     with pytest.raises(durable.SettingsError, match=r"^bad setting temperature='hot': input should be a valid number"):
         agent.run("y", settings={"temperature": "hot"})
     assert len(agent.entries()) == n  # nothing written
+    with pytest.raises(durable.SettingsError, match=r"^unknown setting 'temprature' \(did you mean 'temperature'\?\)"):
+        agent.run("y", settings={"temprature": 0.2})
+    assert len(agent.entries()) == n
     agent.settings = {}
     agent.run("z").wait()
     assert model.seen[1][1].settings == {} and agent.path()[-1].message.settings is None

@@ -133,3 +133,28 @@ def test_a_replys_thinking_shows_collapsed_in_the_cell(nb):
     assert '<details class="durable-thinking"><summary>thinking · 17 chars</summary>' in page
     assert "&lt;b&gt;plan&lt;/b&gt; first" in page and "<strong>Done.</strong>" in page
     nb.k.ok("current().agent.model = None")
+
+
+def test_an_async_tool_runs_inside_the_kernels_event_loop_and_max_steps_says_so(nb):
+    sid = nb.fresh()
+    nb.k.ok(
+        "import asyncio\n"
+        "async def fetch(url: str) -> str:\n"
+        '    """Pretend to fetch a URL."""\n'
+        "    await asyncio.sleep(0.01)\n"
+        "    return f'<html>{url}</html>'\n"
+    )
+    r = nb.cell('call fetch {"url": "https://example.org"}', [], new_cell_id(), options="--tools fetch")
+    assert r.status == "ok" and "→ <html>https://example.org</html>" in r.stdout
+    assert nb.log(sid)[3]["message"]["content"][0]["text"] == "<html>https://example.org</html>"
+    # a model that always calls a tool: the run stops at max_steps and the cell says so in one line
+    nb.k.ok(
+        "from durable_nb import ai\n"
+        "from durable_nb.notebook import current\n"
+        "current().agent.max_steps = 3\n"
+        "current().agent.model = lambda messages: ai.Message('assistant', [ai.ToolCall('c', 'fetch', {'url': 'x'})])"
+    )
+    r = nb.cell("go", [], new_cell_id(), options="--tools fetch")
+    nb.k.ok("current().agent.model = None\ncurrent().agent.max_steps = 20")
+    assert r.status == "ok" and r.stdout.count("⚙ fetch") == 3
+    assert "stopped after 3 model calls (max_steps): every result is saved" in r.stdout
