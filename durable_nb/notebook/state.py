@@ -47,6 +47,7 @@ from ..session import (
     register_custom,
     safe_session_id,
 )
+from ..session.search import scan
 
 if TYPE_CHECKING:
     from .. import importers
@@ -511,7 +512,11 @@ class NotebookSession:
         memory stores scan."""
         if session is not None and not self._exists(session):
             raise DurableError(f"no session {session!r} in {describe(self.store)}; %durable sessions lists them")
-        return self.store.search(text, session=session, limit=limit)  # type: ignore[attr-defined]  # every store has it
+        search = getattr(self.store, "search", None)
+        if search is None:  # a store of one's own without search: a plain scan through the contract
+            ids = [session] if session is not None else [r.id for r in self.store.list_sessions()]
+            return scan(((i, self.store.load_entries(i)) for i in ids), text, limit)
+        return search(text, session=session, limit=limit)  # type: ignore[attr-defined]  # every store has it
 
     def resolve(self, ref: str) -> Entry:
         """Return the entry ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""

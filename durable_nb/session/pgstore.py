@@ -35,8 +35,8 @@ from typing import Any
 
 from ..errors import DurableError, SessionExists, SessionNotFound
 from .entry import Entry, now
-from .search import Hit, search_text, snippet, words
-from .sqlitestore import decode_rows
+from .search import Hit, search_text, words
+from .sqlitestore import decode_rows, hits_of
 from .store import SessionRecord, check_session_id
 
 CHANNEL = "durable_nb"
@@ -389,12 +389,7 @@ class PostgresStore:
         sql += " ORDER BY seq LIMIT %s"
         args.append(limit)
         rows = self._run("search", lambda c: c.execute(sql, args).fetchall())
-        qw = words(query)
-        out = []
-        for sid, eid, body in rows:
-            (e,) = decode_rows([(eid, body)], f"{self.dsn} session {sid!r}")
-            out.append(Hit(sid, eid, e.created_at, snippet(search_text(e), qw)))
-        return out
+        return hits_of(rows, query, self.dsn)
 
     # -- live updates -----------------------------------------------------------------------
 

@@ -256,12 +256,7 @@ class SqliteStore:
         args.append(limit)
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()
-        qw = words(query)
-        out = []
-        for sid, eid, body in rows:
-            (e,) = decode_rows([(eid, body)], f"{self.path} session {sid!r}")
-            out.append(Hit(sid, eid, e.created_at, snippet(search_text(e), qw)))
-        return out
+        return hits_of(rows, query, str(self.path))
 
 
 class _Transaction:
@@ -283,6 +278,17 @@ class _Transaction:
             self.store._db.execute("ROLLBACK" if exc_type else "COMMIT")
         finally:
             self.store._lock.release()
+
+
+def hits_of(rows: Sequence[tuple[str, str, str]], query: str, where: str) -> list[Hit]:
+    """Return the :class:`Hit` of each ``(session id, entry id, JSON text)`` row a SQL search found,
+    its snippet cut around ``query``'s words; ``where`` names the store in a decode error. O(size of the hits)."""
+    qw = words(query)
+    out = []
+    for sid, eid, body in rows:
+        (e,) = decode_rows([(eid, body)], f"{where} session {sid!r}")
+        out.append(Hit(sid, eid, e.created_at, snippet(search_text(e), qw)))
+    return out
 
 
 def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:

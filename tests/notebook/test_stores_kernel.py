@@ -131,3 +131,20 @@ def test_two_kernels_on_one_postgres_session_a_turn_in_one_appears_in_the_others
     finally:
         a.shutdown()
         b.shutdown()
+
+
+def test_search_works_on_a_store_of_ones_own_that_has_only_the_contract():
+    from durable_nb import session
+    from durable_nb.notebook.state import NotebookSession
+
+    class Plain:  # the five methods of session.Store, nothing else
+        def __init__(self) -> None:
+            self._m = session.MemoryStore()
+            for name in ("create_session", "load_session", "load_entries", "append_entries", "list_sessions"):
+                setattr(self, name, getattr(self._m, name))
+
+    st = NotebookSession(Plain(), "mine")
+    st.own.append("a yak in the notes")
+    assert not hasattr(st.store, "search") and isinstance(st.store, session.Store)
+    (hit,) = st.search("YAK notes")
+    assert (hit.session_id, hit.snippet) == ("mine", "a yak in the notes")
