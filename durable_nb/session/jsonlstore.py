@@ -122,9 +122,9 @@ class JsonlStore:
         return rec
 
     def _write_new(self, f: Path, data: bytes, remove_on_failure: bool = False) -> None:
-        """Create ``f`` (``FileExistsError`` if it exists) holding ``data``; a failed
-        write removes the file again (only when ``f`` is a temporary file or
-        ``remove_on_failure``: it was created just now, by this call)."""
+        """Create ``f`` (``FileExistsError`` if it exists) holding ``data``; with
+        ``remove_on_failure`` a failed write removes the file again (this call
+        created it). A temporary file is left to the caller, which removes it."""
         fd = os.open(f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             _write_all(fd, data)
@@ -229,9 +229,9 @@ class JsonlStore:
             os.close(fd)  # releases the lock
 
     def _check_unchanged(self, id: str, f: Path, fd: int, st: os.stat_result) -> None:
-        """Raise :class:`LogChanged` unless the open log ``fd`` still starts with the
-        ``session_init`` line of ``id`` and, if this store read or wrote it before,
-        is the same file and not shorter. Reads the first line only."""
+        """Raise :class:`LogChanged` unless the open log ``fd`` still starts with a
+        ``session_init`` line and, if this store read or wrote it before, is the
+        same file and not shorter. Reads the first line only."""
         seen = self._seen.get(id)
         what = ""
         if seen is not None and (st.st_dev, st.st_ino) != seen[:2]:
@@ -239,10 +239,13 @@ class JsonlStore:
         elif seen is not None and st.st_size < seen[2]:
             what = f"truncated ({st.st_size} bytes now, {seen[2]} before)"
         else:
-            head = os.pread(fd, 1024, 0)
+            n = 1024
+            head = os.pread(fd, n, 0)
+            while b"\n" not in head and len(head) == n:  # a long first line: read on
+                n *= 4
+                head = os.pread(fd, n, 0)
             try:
-                if _record(f, head.split(b"\n", 1)[0]).id != id:
-                    what = "replaced: its first line is another session's session_init"
+                _record(f, head.split(b"\n", 1)[0])
             except CorruptLog:
                 what = "emptied" if not head else "truncated or replaced: its first line is no longer a session_init"
         if what:

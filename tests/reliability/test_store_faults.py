@@ -10,6 +10,7 @@ See README.md in this folder for the list of faults.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 
@@ -78,6 +79,14 @@ def test_a_store_that_never_read_the_log_still_refuses_to_append_to_an_emptied_o
     with pytest.raises(LogChanged, match="emptied"):
         JsonlStore(tmp_path).append_entries("s", [durable.text("x")])
     assert (tmp_path / "s.jsonl").read_bytes() == b""
+
+
+def test_a_log_with_a_long_foreign_session_init_still_takes_appends(tmp_path):
+    init = {"type": "session_init", "id": "written-by-pi-go", "parent_id": "", "created_at": "", "cwd": "/x" * 2_000}
+    (tmp_path / "s.jsonl").write_text(json.dumps(init) + "\n")
+    durable.Agent(store=JsonlStore(tmp_path), session_id="s").append("fine")  # a store that read it
+    JsonlStore(tmp_path).append_entries("s", [durable.text("fine")])  # one that did not
+    assert [display_text(e) for e in JsonlStore(tmp_path).load_entries("s")] == ["fine", "fine"]
 
 
 def test_growth_by_another_writer_is_not_a_change(tmp_path):
