@@ -99,6 +99,14 @@ def lone_surrogate_line(data: bytes) -> int | str:
     return data.count(b"\n", 0, pending.start()) + 1 if pending is not None else "?"
 
 
+def lone_surrogate_error(where: str) -> CorruptLog:
+    """Return the one-line error for a log at ``where`` (``file:line``, or a session) holding an
+    escaped lone surrogate: it reads, but no entry of it can be stored or copied."""
+    return CorruptLog(
+        f"{where}: a string holds a lone surrogate escape (half of a UTF-16 pair), which no UTF-8 log can store"
+    )
+
+
 def open_session(path: str | Path) -> Imported:
     """Open the session log at ``path`` read-only and return an :class:`Imported`.
 
@@ -146,10 +154,7 @@ def open_session(path: str | Path) -> Imported:
     except DecodeError as e:  # a value no converter checked; still a clear error naming the file
         raise CorruptLog(f"{p}: {e}") from None
     except UnicodeEncodeError:  # an escaped lone surrogate: text UTF-8 cannot hold
-        raise CorruptLog(
-            f"{p}:{lone_surrogate_line(data)}: a string holds a lone surrogate escape "
-            "(half of a UTF-16 pair), which no UTF-8 log can store"
-        ) from None
+        raise lone_surrogate_error(f"{p}:{lone_surrogate_line(data)}") from None
     except RecursionError:
         raise CorruptLog(f"{p}: JSON nested too deeply to read") from None
     return Imported(agent, fmt, p, loaded.warnings)

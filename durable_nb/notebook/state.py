@@ -593,12 +593,20 @@ class NotebookSession:
         in-memory copy; turns, staging, notes, fork and compact are refused
         until :meth:`close`. Any store works (JSONL, SQLite, PostgreSQL).
         """
-        from ..importers import Imported, in_memory, open_session
+        from ..importers import Imported, in_memory, lone_surrogate_error, lone_surrogate_line, open_session
 
         p = Path(ref).expanduser()
         if self._exists(ref):
             entries = self.store.load_entries(ref)
-            imported = Imported(in_memory(ref, entries), "durable_nb", Path(f"{describe(self.store)} session {ref}"))
+            try:
+                agent = in_memory(ref, entries)
+            except UnicodeEncodeError:  # an escaped lone surrogate in the log
+                store = self.store
+                where = f"session {ref!r} in {describe(store)}"
+                if isinstance(store, JsonlStore):
+                    where = f"{store.file(ref)}:{lone_surrogate_line(store.file(ref).read_bytes())}"
+                raise lone_surrogate_error(where) from None
+            imported = Imported(agent, "durable_nb", Path(f"{describe(self.store)} session {ref}"))
         elif p.exists() or p.is_symlink() or os.sep in ref:
             imported = open_session(p)  # a clear error if it is not a readable file
         else:

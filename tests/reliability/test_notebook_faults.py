@@ -230,3 +230,16 @@ def test_every_reader_names_file_and_line_for_hostile_json(tmp_path, name, text,
     with pytest.raises(CorruptLog) as err:
         open_session(f)
     assert f"{f}:{line}:" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_store_session_holding_an_escaped_lone_surrogate_opens_in_one_line_and_forks_nothing(tmp_path):
+    store_dir = tmp_path / "store"
+    store_dir.mkdir()
+    (store_dir / "s.jsonl").write_text(INIT % "s" + USER % ("a", "", "ok") + USER % ("b", "a", "half \\ud83d"))
+    st = NotebookSession(store_dir, "nb")
+    with pytest.raises(CorruptLog, match=r"s\.jsonl:3: a string holds a lone surrogate escape"):
+        st.open("s")
+    st.use("s")  # it loads: the text is shown as it is
+    with pytest.raises(DurableError, match=r"cannot fork into 't': .* nothing was written"):
+        st.fork("t")
+    assert sorted(f.name for f in store_dir.iterdir()) == ["s.jsonl"]
