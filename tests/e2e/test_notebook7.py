@@ -147,3 +147,53 @@ def test_stop_unanswered_and_a_stale_widget_in_notebook_7(notebook7, page, scree
     widget.locator(".dnb-row[data-id]").first.click()
     widget.locator(".dnb-error", has_text="this view belongs to a kernel that was restarted").wait_for(timeout=1000)
     page.screenshot(path=screenshots / "notebook7_stop_stale.png", full_page=True)
+
+
+def test_duplicate_and_new_notebook_in_notebook_7(notebook7, page, screenshots):
+    """Notebook 7's file browser: Duplicate gives the copy a session forked from the original's (the original
+    untouched); New → Notebook gets a fresh session."""
+    server, root = notebook7
+    write_notebook(root / "orig7.ipynb", [("o0", "%load_ext durable_nb", []), ("o1", "%%durable\nhello", [])])
+    open_notebook(page, server, "orig7.ipynb")
+    run_cell(page, 0)
+    run_cell(page, 1)
+    save(page)
+    sid = json.loads((root / "orig7.ipynb").read_text())["metadata"]["durable_nb"]["session"]
+    original = (root / "orig7.ipynb").read_bytes(), (root / ".durable" / f"{sid}.jsonl").read_bytes()
+
+    page.goto(f"{server.base}/tree?token={server.token}")
+    page.locator(".jp-DirListing-item", has_text="orig7.ipynb").first.click(button="right")
+    page.locator(".lm-Menu-itemLabel:text-is('Duplicate')").click()
+    page.locator(".jp-DirListing-item", has_text="orig7-Copy1.ipynb").first.wait_for()
+    open_notebook(page, server, "orig7-Copy1.ipynb")
+    run_cell(page, 0)
+    out = stream_text(run_cell(page, 1))
+    fork = notebook_json(page)["metadata"]["durable_nb"]
+    assert fork["fork_of"] == sid and out.startswith(f"this notebook is a copy: its session {fork['session']} ")
+    page.screenshot(path=screenshots / "notebook7_duplicate.png")
+    assert ((root / "orig7.ipynb").read_bytes(), (root / ".durable" / f"{sid}.jsonl").read_bytes()) == original
+
+    page.goto(f"{server.base}/tree?token={server.token}")
+    page.locator(".jp-DirListing-item", has_text="orig7.ipynb").first.click(button="right")
+    with page.context.expect_page() as opened:
+        page.locator(".lm-Menu-itemLabel:text-is('New Notebook')").click()
+    new = opened.value
+    try:
+        new.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+        accept_dialog(new)  # Select Kernel
+        wait_kernel(new)
+        new.locator(".jp-NotebookPanel .jp-Cell").first.locator(".jp-InputArea-editor").click()
+        new.keyboard.type("%load_ext durable_nb\n%durable status")
+        new.keyboard.press("Shift+Enter")
+        new.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget.content.model.toJSON().cells[0].outputs.length > 0"
+        )
+        new.wait_for_timeout(300)
+        status = stream_text(notebook_json(new)["cells"][0])
+        fresh = notebook_json(new)["metadata"]["durable_nb"]["session"]
+        assert (
+            fresh not in (sid, fork["session"]) and status.startswith(f"session  {fresh}  (") and "entries  0" in status
+        )
+        new.screenshot(path=screenshots / "notebook7_new.png")
+    finally:
+        new.close()
