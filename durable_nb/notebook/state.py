@@ -631,11 +631,14 @@ class NotebookSession:
         naming ``file:line``): one bad log never hides the others.
 
         Last activity is the last entry's time (the creation time for an
-        empty session). Cost: reads every log.
+        empty session). Cost: reads every log (one query on SQLite and PostgreSQL).
         """
         out, bad = [], []
         unreadable: list[tuple[str, str]] = []
         store = self.store
+        summaries = getattr(store, "summaries", None)
+        if summaries is not None:  # the SQL stores count in the database, decoding nothing
+            return [SessionRow(r.id, n, last or r.created_at, "") for r, n, last in summaries()]
         recs = store.list_sessions(unreadable) if isinstance(store, JsonlStore) else store.list_sessions()
         for rec in recs:
             try:

@@ -375,6 +375,21 @@ class PostgresStore:
         )
         return [SessionRecord(*r) for r in rows]
 
+    def summaries(self) -> list[tuple[SessionRecord, int, str]]:
+        """Return ``(record, entry count, last entry's created_at or "")`` for every session, oldest
+        first, without decoding an entry: what ``%durable sessions`` lists. One query."""
+        rows = self._run(
+            "list sessions",
+            lambda c: c.execute(
+                "SELECT s.id, s.parent_id, s.created_at, "
+                "(SELECT count(*) FROM durable_entries e WHERE e.session = s.id), "
+                "(SELECT e.body->>'created_at' FROM durable_entries e WHERE e.session = s.id "
+                "ORDER BY e.seq DESC LIMIT 1) "
+                "FROM durable_sessions s ORDER BY s.created_at, s.id"
+            ).fetchall(),
+        )
+        return [(SessionRecord(a, b, c), n, last or "") for a, b, c, n, last in rows]
+
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
         """Return the entries whose text holds every word of ``query`` (full-text search over a GIN
         index), in append order, at most ``limit``. ``session`` limits it to one session."""

@@ -235,6 +235,19 @@ class SqliteStore:
             rows = self._db.execute("SELECT id, parent_id, created_at FROM sessions ORDER BY created_at, id").fetchall()
         return [SessionRecord(*r) for r in rows]
 
+    def summaries(self) -> list[tuple[SessionRecord, int, str]]:
+        """Return ``(record, entry count, last entry's created_at or "")`` for every session, oldest
+        first, without decoding an entry: what ``%durable sessions`` lists. One query, O(entries) in the index."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT s.id, s.parent_id, s.created_at, "
+                "(SELECT count(*) FROM entries e WHERE e.session = s.id), "
+                "(SELECT json_extract(body, '$.created_at') FROM entries e WHERE e.session = s.id "
+                "ORDER BY e.rowid DESC LIMIT 1) "
+                "FROM sessions s ORDER BY s.created_at, s.id"
+            ).fetchall()
+        return [(SessionRecord(a, b, c), n, last or "") for a, b, c, n, last in rows]
+
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
         """Return the entries whose text holds every word of ``query`` (FTS5), in append order, at most ``limit``.
 

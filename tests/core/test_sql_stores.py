@@ -230,3 +230,16 @@ def test_open_store_resolves_relative_paths_from_base(tmp_path):
     assert st.path == tmp_path / "sub" / "x.db"
     st.close()
     assert session.open_store("logs", base=tmp_path).root == tmp_path / "logs"
+
+
+def test_summaries_count_and_date_each_session_as_loading_it_would(reopen):
+    st = reopen()
+    st.create_session("a")
+    st.create_session("b", parent_id="a")
+    st.append_entries("a", [msg("1", at="2026-01-01T00:00:00Z"), msg("2", "1", at="2026-01-02T00:00:00Z")])
+    got = st.summaries()
+    want = [(r, len(es := st.load_entries(r.id)), es[-1].created_at if es else "") for r in st.list_sessions()]
+    assert got == want and [(r.id, n, last) for r, n, last in got] == [
+        ("a", 2, "2026-01-02T00:00:00Z"),
+        ("b", 0, ""),
+    ]
