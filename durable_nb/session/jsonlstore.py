@@ -4,8 +4,9 @@
 entry (see :mod:`durable_nb.session.codec`). A batch of entries is one
 ``write`` to a file opened ``O_APPEND``, made under an exclusive lock
 (:mod:`.lock`); the lock is a courtesy, not a requirement: where it does
-nothing (some network file systems), ``O_APPEND`` still puts each batch whole
-after the others.
+nothing, ``O_APPEND`` still puts each batch whole after the others on one
+machine (NFS clients on different machines do not share ``O_APPEND``: use a
+SQL store there).
 
 The store never truncates bytes it did not write. A crash mid-write leaves at
 most a torn final line (a cut-off JSON object): load drops it; the next append
@@ -318,7 +319,7 @@ def _changed(id: str, f: Path, what: str) -> LogChanged:
 def _write_error(what: str, f: Path, e: OSError) -> StoreWriteError:
     """Return the one-line error for a failed write of ``f`` (the system's reason, never a temp file's name)."""
     reason = e.strerror or str(e)
-    if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+    if e.errno in (errno.EACCES, errno.EPERM):
         reason += " (the folder is read-only here)"
     return StoreWriteError(f"{what}: {f} could not be written: {reason}; nothing was written")
 

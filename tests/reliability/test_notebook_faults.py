@@ -151,6 +151,43 @@ def test_a_read_only_folder_opens_reads_and_refuses_writes_in_one_line(shell, re
     assert sorted(os.listdir(readonly_dir)) == ["elsewhere.log", "kept.jsonl"]
 
 
+@pytest.fixture
+def readonly_mount():
+    """A tmpfs holding one session, remounted read-only: ``EROFS`` even for root (skipped, saying so,
+    where mounting is not permitted; the ``nobody`` test covers permission bits everywhere)."""
+    import subprocess
+
+    d = tempfile.mkdtemp(prefix="durable-rofs-")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", d], capture_output=True, text=True)
+    if r.returncode != 0:
+        os.rmdir(d)
+        pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip() or r.returncode})")
+    try:
+        JsonlStore(d).create_session("kept")
+        subprocess.run(["mount", "-o", "remount,ro", d], check=True)
+        yield d
+    finally:
+        subprocess.run(["umount", d], check=True)
+        os.rmdir(d)
+
+
+def test_a_read_only_file_system_reads_and_refuses_writes_in_one_line(shell, readonly_mount):
+    shell.run_line_magic("config", f"DurableMagics.store = {readonly_mount!r}")
+    shell.run_line_magic("config", "DurableMagics.session = 'nb'")
+    for line in ("status", "sessions", "open kept", "close"):
+        shell.run_line_magic("durable", line)
+    for line, sid in (("new x", "x"), ("fork y", "y")):
+        with pytest.raises(UsageError) as err:
+            shell.run_line_magic("durable", line)
+        assert str(err.value) == (
+            f"cannot create session {sid!r}: {readonly_mount}/{sid}.jsonl could not be written: "
+            "Read-only file system; nothing was written"
+        )
+    with pytest.raises(TurnFailed, match="cannot create session 'nb': .*Read-only file system; nothing was written"):
+        shell.run_cell_magic("durable", "", "a first turn")
+    assert os.listdir(readonly_mount) == ["kept.jsonl"]
+
+
 def test_the_default_session_is_created_by_the_first_write_not_by_opening(tmp_path):
     st = NotebookSession(tmp_path / ".durable", "nb")
     st.preview("hi", "cell:a")
