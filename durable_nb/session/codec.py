@@ -14,19 +14,22 @@ content), binary block data is base64, the header is always written. An
 entry never carries an injection flag of its own: a top-level ``"meta"`` key
 is the legacy flag (rule R13), read by nothing and never written.
 
-Two decoders, one result. :func:`decode_lines` is the fast path: msgspec
-parses a log's bytes straight into the types, strictly. :func:`decode` is the
-general path for one JSON object: lenient where the layout allows it (a
-null ``parent_id``, ``content`` given as a string, a float
-``tokens_before``) and precise in its errors. Whatever the fast path accepts
-decodes to the same entry on the general path (a property test holds them
-to it); whatever it refuses, the stores hand to the general path.
+One set of types, two ways in. :func:`decode_lines` is the fast path:
+msgspec parses a log's bytes straight into the types, strictly.
+:func:`decode` is the general path for one JSON object: a small normaliser
+makes the lenient forms strict (a null value reads as absent, so a null
+``parent_id`` makes a root; ``content`` given as a string; a float
+``tokens_before``), then msgspec converts the dict into the same types, so
+no field list is written twice and a new field decodes on both paths. Its
+errors name the field. Whatever the fast path accepts decodes to the same
+entry on the general path (a property test holds them to it); whatever it
+refuses, the stores hand to the general path.
 """
 
 from __future__ import annotations
 
-import base64
 import json
+import re
 from typing import Any, Union, cast
 
 import msgspec
@@ -53,65 +56,35 @@ _BLOCKS = (ai.Text, ai.Reminder, ai.ToolCall, ai.Image, ai.File, ai.Thinking)
 
 
 def decode_block(d: dict[str, Any]) -> ai.Block:
-    """Return the content block of a dict made by :func:`encode_block`.
+    """Return the content block of a dict made by :func:`encode_block` (nulls read as absent).
 
     Raises :class:`DecodeError` for an unknown block type, a missing key or
     a value of the wrong JSON type (text must be a string, tool arguments an
     object, binary data base64).
     """
-    t = d.get("type")
-    try:
-        if t == "text":
-            x = d["text"]
-            if type(x) is not str:
-                raise TypeError(f"'text' must be a string, not {type(x).__name__}")
-            return ai.Text(x)
-        if t == "reminder":
-            x = d["text"]
-            if type(x) is not str:
-                raise TypeError(f"'text' must be a string, not {type(x).__name__}")
-            return ai.Reminder(x)
-        if t == "tool_call":
-            args = d.get("arguments") or {}
-            if type(args) is not dict:
-                raise TypeError("'arguments' must be an object")
-            call_id, name = _str(d, "id", required=True), _str(d, "name", required=True)
-            if call_id is None or name is None:
-                raise TypeError("a tool call's 'id' and 'name' must be strings")
-            return ai.ToolCall(call_id, name, args)
-        if t == "thinking":  # pi-go's layout; every field may be absent
-            return ai.Thinking(_str(d, "thinking") or "", _str(d, "signature") or "", _str(d, "redacted") or "")
-        if t == "image":
-            mime = _str(d, "mime_type")
-            return ai.Image(base64.b64decode(d["data"]), "image/png" if mime is None else mime)
-        if t == "file":
-            mime = _str(d, "mime_type")
-            return ai.File(
-                base64.b64decode(d["data"]), "application/octet-stream" if mime is None else mime, _str(d, "name") or ""
-            )
-    except KeyError as e:
-        raise DecodeError(f"{t} block is missing {e.args[0]!r}") from None
-    except (TypeError, ValueError) as e:
-        raise DecodeError(f"bad {t} block: {e}") from None
-    raise DecodeError(f"unknown content block type {t!r}")
+    if type(d) is not dict:
+        raise DecodeError("content block is not an object")
+    return _convert(_absent_nulls(d), ai.Block, "content block")
 
 
-def _str(d: dict[str, Any], key: str, required: bool = False) -> str | None:
-    """Return ``d[key]`` if it is a string, ``None`` if it is absent or null; else raise ``TypeError``.
-
-    With ``required`` an absent key raises ``KeyError``.
-    """
-    v = d[key] if required else d.get(key)
-    if v is None or type(v) is str:
-        return v
-    raise TypeError(f"{key!r} must be a string, not {type(v).__name__}")
+def _absent_nulls(d: dict[str, Any]) -> dict[str, Any]:
+    """Return ``d`` without its ``null`` values (a null means the field is absent: its default)."""
+    return {k: v for k, v in d.items() if v is not None} if None in d.values() else d
 
 
-def _dict(d: dict[str, Any], key: str) -> dict[str, Any] | None:
-    v = d.get(key)
-    if v is None or type(v) is dict:
-        return v
-    raise TypeError(f"{key!r} must be an object, not {type(v).__name__}")
+def _lenient_message(d: Any) -> Any:
+    """Return the JSON of a message with its lenient forms made strict: nulls dropped, ``content``
+    given as a string made one text block, null blocks' fields dropped. Anything else is left for
+    msgspec to accept or refuse."""
+    if type(d) is not dict:
+        return d
+    d = _absent_nulls(d)
+    content = d.get("content")
+    if type(content) is str:  # a shorthand some tools write
+        d = {**d, "content": [{"type": "text", "text": content}]}
+    elif type(content) is list and any(type(b) is dict and None in b.values() for b in content):
+        d = {**d, "content": [_absent_nulls(b) if type(b) is dict else b for b in content]}
+    return d
 
 
 def encode_message(m: ai.Message) -> dict[str, Any]:
@@ -122,49 +95,13 @@ def encode_message(m: ai.Message) -> dict[str, Any]:
 def decode_message(d: dict[str, Any]) -> ai.Message:
     """Return the message of a dict made by :func:`encode_message`.
 
-    ``content`` may also be a plain string (a shorthand some tools write).
-    Raises :class:`DecodeError` for a bad role, injection or block, or a
-    field of the wrong JSON type.
+    ``content`` may also be a plain string (a shorthand some tools write) and
+    a null field reads as absent. Raises :class:`DecodeError` for a bad role,
+    injection or block, or a field of the wrong JSON type.
     """
     if type(d) is not dict:
         raise DecodeError("message is not an object")
-    content = d.get("content") or []
-    if type(content) is str:  # tolerate the shorthand some tools write
-        content = [{"type": "text", "text": content}]
-    elif type(content) is not list:
-        raise DecodeError("message content is not a list")
-    blocks: list[ai.Block] = []
-    for b in content:
-        if type(b) is not dict:
-            raise DecodeError("content block is not an object")
-        if b.get("type") == "text" and type(b.get("text")) is str:  # fast path: the common block
-            blocks.append(ai.Text(b["text"]))
-        else:
-            blocks.append(decode_block(b))
-    try:
-        if len(d) == 2 and "content" in d:  # role and content only
-            return ai.Message(d["role"], blocks)
-        usage = d.get("usage")
-        if usage is not None and type(usage) is not dict:
-            raise DecodeError("message usage is not an object")
-        return ai.Message(
-            role=d["role"],
-            content=blocks,
-            injected=d.get("injected"),
-            origin=_str(d, "origin"),
-            tool_call_id=_str(d, "tool_call_id"),
-            tool_name=_str(d, "tool_name"),
-            is_error=bool(d.get("is_error", False)),
-            usage=usage,
-            stop_reason=_str(d, "stop_reason"),
-            model=_str(d, "model"),
-            settings=_dict(d, "settings"),
-            timing=_dict(d, "timing"),
-        )
-    except KeyError:
-        raise DecodeError("message is missing 'role'") from None
-    except (TypeError, ValueError) as e:
-        raise DecodeError(f"bad message: {e}") from None
+    return _convert(_lenient_message(d), ai.Message, "message")
 
 
 def encode(entry: Entry) -> dict[str, Any]:
@@ -213,54 +150,87 @@ def _encode_custom(entry: CustomEntry) -> dict[str, Any]:
 _encoder = msgspec.json.Encoder()
 
 
+_CLASSES: dict[Any, type[Entry]] = {"message": MessageEntry, "compaction": CompactionEntry, "custom": CustomEntry}
+
+
 def decode(d: dict[str, Any]) -> Entry:
     """Return the entry of a dict made by :func:`encode`.
 
-    A custom entry decodes into the class registered for its kind, or a bare
-    :class:`CustomEntry`; fields the class does not declare go to ``data``.
-    A missing or null ``parent_id`` makes a root, a missing ``created_at``
-    is ``""``. A legacy top-level ``"meta"`` key is ignored (rule R13;
-    stores count and report it). Raises :class:`DecodeError` for an unknown
-    ``type``, a missing key, or a value of the wrong JSON type (header
-    fields must be strings, ``data`` an object, ``tokens_before`` a number).
+    msgspec converts the dict into the entry types, the same types and rules
+    as the fast path (:func:`decode_lines`), so a new field decodes on both
+    paths alike. A dict it refuses gets the lenient forms a log may hold made
+    strict (:func:`_lenient`: a null value reads as absent, so a null
+    ``parent_id`` makes a root; ``content`` as a string; a float
+    ``tokens_before``) and is converted again. A custom entry decodes into the
+    class registered for its kind, or a bare :class:`CustomEntry`; fields the
+    class does not declare go to ``data``. A legacy top-level ``"meta"`` key is
+    ignored (rule R13; stores count and report it). Raises :class:`DecodeError`
+    for an unknown ``type``, a missing key, or a value of the wrong JSON type
+    (header fields must be strings, ``data`` an object, ``tokens_before`` a
+    number), naming the field. O(size of the entry).
     """
     if type(d) is not dict:
         raise DecodeError("entry is not a JSON object")
     t = d.get("type")
+    cls = _CLASSES.get(t) if type(t) is str else None
+    if cls is None:
+        raise DecodeError("entry has no 'type'" if t is None else f"unknown entry type {t!r}")
+    if "id" not in d:
+        raise DecodeError(f"{t} entry is missing 'id'")
     try:
-        id_ = d["id"]
-        parent = d.get("parent_id") or ""
-        created = d.get("created_at") or ""
-        if type(id_) is not str or type(parent) is not str or type(created) is not str:
-            raise DecodeError(f"{t} entry: id, parent_id and created_at must be strings")
-        if t == "message":
-            return MessageEntry(id=id_, parent_id=parent, created_at=created, message=decode_message(d["message"]))
-        if t == "compaction":
-            tokens = d.get("tokens_before") or 0
-            if type(tokens) not in (int, float):
-                raise DecodeError("compaction entry: 'tokens_before' must be a number")
-            return CompactionEntry(
-                id=id_,
-                parent_id=parent,
-                created_at=created,
-                summary=_str(d, "summary") or "",
-                first_kept_id=_str(d, "first_kept_id") or "",
-                tokens_before=int(tokens),
-            )
-        if t == "custom":
-            kind = _str(d, "kind") or ""
-            data = d.get("data") or {}
-            if type(data) is not dict:
-                raise DecodeError("custom entry: 'data' must be an object")
-            return _registered(CustomEntry(id=id_, parent_id=parent, created_at=created, kind=kind, data=dict(data)))
-    except KeyError as e:
-        if t in ("message", "compaction", "custom"):
-            raise DecodeError(f"{t} entry is missing {e.args[0]!r}") from None
-    except (TypeError, ValueError, OverflowError) as e:
-        raise DecodeError(f"bad {t} entry: {e}") from None
-    if t is None:
-        raise DecodeError("entry has no 'type'")
-    raise DecodeError(f"unknown entry type {t!r}")
+        e = msgspec.convert(d, cls)
+    except msgspec.ValidationError:
+        e = _convert(_lenient(d), cls, f"{t} entry")
+    return _registered(e) if type(e) is CustomEntry else e
+
+
+def _lenient(d: dict[str, Any]) -> dict[str, Any]:
+    """Return an entry's JSON with the lenient forms made strict (see :func:`decode`); checks the header."""
+    t = d["type"]
+    d = _absent_nulls(d)
+    if any(type(d.get(k, "")) is not str for k in ("id", "parent_id", "created_at")):
+        raise DecodeError(f"{t} entry: id, parent_id and created_at must be strings")
+    if "meta" in d:
+        d = {k: v for k, v in d.items() if k != "meta"}
+    if t == "message":
+        if "message" in d:
+            d = {**d, "message": _lenient_message(d["message"])}
+    elif t == "compaction":
+        tokens = d.get("tokens_before")
+        if type(tokens) is float:
+            try:
+                d = {**d, "tokens_before": int(tokens)}
+            except (ValueError, OverflowError):
+                raise DecodeError(f"compaction entry: 'tokens_before' must be a finite number, not {tokens}") from None
+    return d
+
+
+_MISSING = re.compile(r"Object missing required field `(\w+)`")
+_EXPECTED = re.compile(r"Expected `(\w+)`, got `(\w+)`(?: - at `\$(.*)`)?")
+_INVALID_TAG = re.compile(r"Invalid value '(.*)' - at `\$(.*)\.type`")
+
+
+def _convert(d: Any, into: Any, what: str) -> Any:
+    """Return msgspec's conversion of ``d`` into ``into``; its refusal becomes one :class:`DecodeError` line."""
+    try:
+        return msgspec.convert(d, into)
+    except msgspec.ValidationError as e:
+        raise DecodeError(f"bad {what}: {_plain(str(e))}") from None
+
+
+def _plain(msg: str) -> str:
+    """Return msgspec's validation message in this codec's words (the field named as in the JSON)."""
+    if m := _MISSING.match(msg):
+        return f"missing {m.group(1)!r}"
+    if m := _EXPECTED.match(msg):
+        want, got, where = m.groups()
+        field = re.split(r"[.\[]", where or "")[-1].rstrip("]") or "the value"
+        noun = {"str": "a string", "object": "an object", "array": "a list", "int": "a number", "float": "a number"}
+        return f"{field!r} must be {noun.get(want, want)}, not {got} (at ${where or ''})"
+    if m := _INVALID_TAG.match(msg):
+        kind = "content block" if ".content[" in m.group(2) else "value"
+        return f"unknown {kind} type {m.group(1)!r}"
+    return msg
 
 
 def _registered(e: CustomEntry) -> CustomEntry:

@@ -91,7 +91,9 @@ def test_bash_blocks_run(workdir):
     assert blocks
     bin_dir = workdir / "bin"
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)  # the README says `python`; Debian has only python3
+    python = bin_dir / "python"  # the README says `python`; Debian has only python3
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # not a symlink: a venv's python finds its
+    python.chmod(0o755)  # environment from the path it is started by
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT))
     for b in blocks:
         r = subprocess.run(
