@@ -516,7 +516,7 @@ class NotebookSession:
         if search is None:  # a store of one's own without search: a plain scan through the contract
             ids = [session] if session is not None else [r.id for r in self.store.list_sessions()]
             return scan(((i, self.store.load_entries(i)) for i in ids), text, limit)
-        return search(text, session=session, limit=limit)  # type: ignore[attr-defined]  # every store has it
+        return search(text, session=session, limit=limit)
 
     def resolve(self, ref: str) -> Entry:
         """Return the entry ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""
