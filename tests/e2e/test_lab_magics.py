@@ -29,7 +29,7 @@ def test_notebook_in_jupyterlab(lab, lab_root, page, screenshots):
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     open_notebook(page, lab, "demo.ipynb", timeout_ms=90_000)
-    run_all(page)
+    ran = run_all(page)
     page.wait_for_selector(".durable-reply >> text=JSON", timeout=60_000)
     page.wait_for_selector("text=3 entries written", timeout=30_000)
     reply = page.inner_text(".durable-reply")
@@ -43,5 +43,6 @@ def test_notebook_in_jupyterlab(lab, lab_root, page, screenshots):
     assert any("user [meta · cell:" in line and "Answer in French." in line for line in lines)
     assert any("user [ephemeral · cell:" in line and "Today is Monday." in line for line in lines)
     assert any('I am Ada. JSON: {"a": {"b": 1}}' in line for line in lines)
-    log = (lab_root / ".durable" / "demo.jsonl").read_text()  # named after the notebook
+    sid = ran["metadata"]["durable_nb"]["session"]  # the id the notebook keeps (durable_nb's extension)
+    log = (lab_root / ".durable" / f"{sid}.jsonl").read_text()
     assert '"injected":"meta"' in log and '"injected":"ephemeral"' not in log
