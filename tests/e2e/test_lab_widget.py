@@ -8,7 +8,8 @@ import nbformat
 from .lab import kernel_stdout, open_notebook, run_all
 
 CELLS = [
-    """from durable_nb import durable, session
+    """%load_ext durable_nb
+from durable_nb import durable, session
 agent = durable.Agent(model=lambda m: "Hi! <img src=x onerror=window.__pwned=1>", store=session.MemoryStore(), session_id="lab")
 agent.run(durable.meta("Answer briefly.", origin="skill:brief"), durable.ephemeral("It is Monday.", origin="cell:clock"),
           durable.text("Hello?")).wait()
