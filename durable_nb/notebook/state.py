@@ -457,22 +457,29 @@ class NotebookSession:
             if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
                 if consumed:  # (input that was never stored was never unstaged)
                     self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
-                self.leave_unanswered()
+                if turn.input_ids and agent.leaf_id == turn.input_ids[-1]:  # this turn's message got no reply
+                    e = agent.entry(agent.leaf_id)
+                    if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None:
+                        agent.branch(e.parent_id)
                 self.sync()
             raise
         return turn
 
     def unanswered(self) -> MessageEntry | None:
-        """Return the leaf if it is an ordinary user message that was never answered, else ``None``.
+        """Return the leaf if it is a cell's user message that was never answered, else ``None``.
 
-        Never answered: no entry in the log has it as parent (a failed or
-        interrupted turn leaves it so). A user message branched to on purpose
-        that has replies on some branch is not unanswered. O(1) unless the
-        leaf is a user message, then O(entries).
+        Never answered: no entry in the log has it as parent (a turn that
+        failed or was stopped, in a kernel that is gone since, leaves it so).
+        Only messages a cell wrote (origin ``cell:…``) count: a user message
+        branched to on purpose that has replies on some branch, or the last
+        message of a log imported from another tool, is left as it is.
+        O(1) unless the leaf is such a message, then O(entries).
         """
         agent = self.agent
         e = agent.entry(agent.leaf_id) if agent.leaf_id else None
         if not (isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None):
+            return None
+        if not (e.message.origin or "").startswith("cell:"):
             return None
         return None if any(x.parent_id == e.id for x in agent.entries()) else e
 

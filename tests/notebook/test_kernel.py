@@ -268,7 +268,12 @@ def test_after_a_restart_an_unanswered_message_is_not_resent(tmp_path):
         k.ok("%%durable\nfirst", (), new_cell_id())
         reply = k.value("current().agent.leaf_id")
         # a turn whose reply never came (the kernel died mid-turn): the log ends at the user message
-        k.ok("from durable_nb import durable\ncurrent().agent.append(durable.text('lost question'))")
+        k.ok(
+            "from durable_nb import durable\n"
+            "lost = durable.text('lost question')\n"
+            "lost.message.origin = 'cell:c-lost'\n"  # as a %%durable cell writes it
+            "current().agent.append(lost)"
+        )
         k.restart()
         k.ok("%load_ext durable_nb\nfrom durable_nb.notebook import current")
         r = k.ok("%%durable\nnext question", (), new_cell_id())
