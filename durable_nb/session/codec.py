@@ -181,7 +181,38 @@ def decode(d: dict[str, Any]) -> Entry:
         e = msgspec.convert(d, cls)
     except msgspec.ValidationError:
         e = _convert(_lenient(d), cls, f"{t} entry")
+    except UnicodeEncodeError:  # a lone surrogate: msgspec takes only strings UTF-8 can hold
+        e = _unhide(_convert(_lenient(_hide(d)), cls, f"{t} entry"))
     return _registered(e) if type(e) is CustomEntry else e
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_HIDDEN = re.compile("\x00surrogate:([0-9a-f]{4})\x00")
+
+
+def _hide(v: Any) -> Any:
+    """Return ``v`` (JSON values) with each lone surrogate written as a marker msgspec accepts."""
+    if type(v) is str:
+        return _SURROGATE.sub(lambda m: f"\x00surrogate:{ord(m.group()):04x}\x00", v)
+    if type(v) is dict:
+        return {_hide(k): _hide(x) for k, x in v.items()}
+    if type(v) is list:
+        return [_hide(x) for x in v]
+    return v
+
+
+def _unhide(v: Any) -> Any:
+    """Return ``v`` (decoded entries and their parts) with :func:`_hide`'s markers turned back into surrogates."""
+    if type(v) is str:
+        return _HIDDEN.sub(lambda m: chr(int(m.group(1), 16)), v) if "\x00surrogate:" in v else v
+    if type(v) is dict:
+        return {_unhide(k): _unhide(x) for k, x in v.items()}
+    if type(v) is list:
+        return [_unhide(x) for x in v]
+    if isinstance(v, msgspec.Struct):
+        for name in v.__struct_fields__:
+            setattr(v, name, _unhide(getattr(v, name)))
+    return v
 
 
 def _lenient(d: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +232,9 @@ def _lenient(d: dict[str, Any]) -> dict[str, Any]:
             try:
                 d = {**d, "tokens_before": int(tokens)}
             except (ValueError, OverflowError):
-                raise DecodeError(f"compaction entry: 'tokens_before' must be a finite number, not {tokens}") from None
+                raise DecodeError(
+                    f"bad compaction entry: 'tokens_before' must be a finite number, not {tokens}"
+                ) from None
     return d
 
 
