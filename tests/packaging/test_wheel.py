@@ -10,6 +10,7 @@ install --no-deps``: what it lists comes from the wheel alone.
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 import zipfile
@@ -39,6 +40,10 @@ def test_the_wheel_installs_an_enabled_labextension(tmp_path):
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", "--system-site-packages", str(venv))
     py = venv / "bin" / "python"
+    # When this environment is itself a venv (./dev's .venv), --system-site-packages reaches only the base
+    # Python's packages: point the new venv at this environment's too, after its own.
+    own = run(str(py), "-c", "import site; print(site.getsitepackages()[0])").strip()
+    Path(own, "_this_environment.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     run(str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel))
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
     env["JUPYTER_CONFIG_DIR"] = str(tmp_path / "config")
