@@ -28,6 +28,8 @@ TEXT_CHARS = 4000  # characters of one text block shown
 MAX_INDENT = 16  # deeper branches are drawn at this indent (as in the widget)
 PLAIN_LINES = 6  # transcript lines in text/plain
 
+# The row drawn above several root-level entries (as in widget.js).
+START = {"id": "", "parent_id": "", "type": "start", "preview": "start of the session: the first entries branch here"}
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0"
 
@@ -56,7 +58,8 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     Depth-first from each root in log order: a single durable child continues
     at the same depth (``"cont"``), several each start a branch one level in
     (``"branch"``), ephemeral children hang one level in right under their
-    parent (``"eph"``). Orphans and cycle members become roots; with a
+    parent (``"eph"``). Several root-level entries are branches under a
+    :data:`START` row. Orphans and cycle members become roots; with a
     duplicate id the first row keeps it (as in ``widget.js``). O(n).
     """
     by_id: dict[str, dict[str, Any]] = {}
@@ -70,8 +73,8 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     out: list[tuple[dict[str, Any], int, str]] = []
     seen: set[str] = set()
 
-    def walk(root: dict[str, Any]) -> None:
-        stack = [(root, 0, "root")]
+    def walk(root: dict[str, Any], depth: int = 0, mark: str = "root") -> None:
+        stack = [(root, depth, mark)]
         while stack:
             r, depth, mark = stack.pop()
             if r["id"] in seen:
@@ -88,6 +91,11 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
             stack.extend((k, depth + 1, "eph") for k in reversed(eph))
 
     firsts = [r for r in rows if by_id.get(r["id"]) is r]
+    roots = [r for r in firsts if not r.get("parent_id")]
+    if sum(r.get("injected") != "ephemeral" for r in roots) > 1:  # an edited first turn: branches from the start
+        out.append((START, 0, "root"))
+        for r in roots:
+            walk(r, 1, "eph" if r.get("injected") == "ephemeral" else "branch")
     for r in firsts:
         if not r.get("parent_id") or r["parent_id"] not in by_id:
             walk(r)

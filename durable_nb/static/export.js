@@ -61,10 +61,10 @@
     },
     save_changes: () => {},
     send: (/** @type {any} */ msg) => {
-      if (!msg || msg.action !== "branch" || ephemeral.has(msg.id) || !(msg.id in data.views)) return; // views embedded there
+      if (!msg || msg.action !== "branch" || ephemeral.has(msg.id) || !(msg.id in data.entries)) return;
       state.leaf_id = String(msg.id);
       state.selected_id = "";
-      state.elided = data.views[msg.id] ? data.views[msg.id][5] : 0; // what a compaction on the new path elides
+      state.elided = data.views[msg.id] ? data.views[msg.id][5] : 0; // what a compaction on the new path elides (known where its views are)
       fire("leaf_id");
       fire("elided");
       fire("selected_id");

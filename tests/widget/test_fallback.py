@@ -124,3 +124,21 @@ def test_a_big_session_shows_its_first_and_last_rows_and_counts_the_rest():
     assert f"… {n - 2 * fallback.ROWS} more entries not shown …" in " ".join(page.text)
     assert agent.leaf_id in page.rows  # the leaf is the last line drawn
     assert len(html) < 120_000
+
+
+def test_root_level_branches_hang_under_a_start_row_as_in_the_widget():
+    from durable_nb import durable
+    from durable_nb.session import MemoryStore
+
+    a = durable.Agent(model=lambda messages: "ok", store=MemoryStore())
+    a.run("first try").wait()
+    a.branch("")  # edit the first turn: a second root
+    a.run("second try").wait()
+    lines = fallback.layout(fallback.rows_of(SessionWidget(a)._static_state()))
+    assert [(r["type"], depth, mark) for r, depth, mark in lines][:2] == [
+        ("start", 0, "root"),
+        ("message", 1, "branch"),
+    ]
+    assert [r.get("preview") for r, depth, mark in lines if mark == "branch"] == ["first try", "second try"]
+    html = SessionWidget(a)._repr_mimebundle_()[0]["text/html"]
+    assert "start of the session: the first entries branch here" in html
