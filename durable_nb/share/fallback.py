@@ -30,6 +30,7 @@ PLAIN_LINES = 6  # transcript lines in text/plain
 
 # The row drawn above several root-level entries (as in widget.js).
 START = {"id": "", "parent_id": "", "type": "start", "preview": "start of the session: the first entries branch here"}
+_TD = "text-align:left;vertical-align:top"  # notebook themes right-align table cells
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0"
 
@@ -180,9 +181,9 @@ def _tree_line(
     label = f"<b>{label}</b>" if on else label
     return (
         f'<tr data-id="{_e(r["id"])}" title="{_e(r["id"])} · {_e(r.get("created_at", ""))}">'
-        f'<td style="white-space:pre;{_MONO}">{_e(glyph)}</td>'
-        f"<td>{label} {' '.join(b for b in badges if b)}</td>"
-        f"<td>{_e(text)}</td></tr>"
+        f'<td style="white-space:pre;{_TD};{_MONO}">{_e(glyph)}</td>'
+        f'<td style="{_TD}">{label} {" ".join(b for b in badges if b)}</td>'
+        f'<td style="{_TD}">{_e(text)}</td></tr>'
     )
 
 
@@ -202,7 +203,9 @@ def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS, elide
     body = []
     for line in shown:
         if line is None:
-            body.append(f'<tr><td colspan="3"><i>… {len(lines) - 2 * limit} more entries not shown …</i></td></tr>')
+            body.append(
+                f'<tr><td colspan="3" style="{_TD}"><i>… {len(lines) - 2 * limit} more entries not shown …</i></td></tr>'
+            )
         else:
             body.append(_tree_line(*line, leaf_id, active, elided_ids, branches))
     return f'<table class="dnb-static-tree">{"".join(body)}</table>'

@@ -59,3 +59,28 @@ def test_tutorial_converted_to_html_shows_each_session_where_its_widget_was(tmp_
                 # nbconvert re-serialises the output: quotes in text lose their entities, < > & keep them
                 assert escape(text[:200], quote=False) in html, (cell_id, text[:80])
         assert f"({views['transcript_total']} entries)" in html
+
+    # the converted page in Chromium, offline: the fallback shows, nothing of the session runs
+    html_file = tmp_path / "saved.html"
+    html_file.write_text(body, encoding="utf-8")
+    from playwright.sync_api import sync_playwright
+
+    shots = Path(__file__).resolve().parent / "screenshots" / "last"
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(offline=True, viewport={"width": 1000, "height": 900}).new_page()
+            page.goto(html_file.as_uri())
+            fallback = page.locator("#cell-id\\=magic-show .dnb-static")
+            assert fallback.is_visible()
+            assert fallback.locator("tr[data-id]").count() == len(
+                open_session(tmp_path / "data/release-notes.jsonl").agent.entries()
+            )
+            assert page.evaluate("window.__pwned") is None
+            page.locator("#cell-id\\=magic-show").screenshot(path=str(shots / "saved-notebook.png"))
+        finally:
+            browser.close()
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"]
