@@ -1,4 +1,6 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,3 +27,15 @@ def store_spec(request, tmp_path):
     yield spec, store, ({NOOP_LOCK: "1"} if request.param == "jsonl-noop-lock" else {})
     if hasattr(store, "close"):
         store.close()
+
+
+@pytest.fixture
+def readonly_dir():
+    """A folder the test child cannot write: mode 0555, and the child runs as ``nobody`` when we are root."""
+    d = tempfile.mkdtemp(prefix="durable-ro-")
+    os.chmod(d, 0o755)
+    yield d
+    os.chmod(d, 0o755)
+    for name in os.listdir(d):
+        os.unlink(os.path.join(d, name))
+    os.rmdir(d)

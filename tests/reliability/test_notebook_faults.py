@@ -89,17 +89,6 @@ def test_a_log_emptied_under_the_notebook_refuses_the_turn_and_the_path_can_be_f
 # -- 11. a read-only folder ---------------------------------------------------------------------
 
 
-@pytest.fixture
-def readonly_dir():
-    d = tempfile.mkdtemp(prefix="durable-ro-")
-    os.chmod(d, 0o755)
-    yield d
-    os.chmod(d, 0o755)
-    for name in os.listdir(d):
-        os.unlink(os.path.join(d, name))
-    os.rmdir(d)
-
-
 @pytest.fixture(scope="module")
 def shell():
     sh = InteractiveShell.instance()

@@ -166,18 +166,6 @@ def test_an_append_cut_by_a_full_disk_never_cuts_what_was_there(tmp_path):
 # -- 11. a read-only folder --------------------------------------------------------------
 
 
-@pytest.fixture
-def readonly_dir():
-    """A folder the test child cannot write: mode 0555, and the child runs as ``nobody`` when we are root."""
-    d = tempfile.mkdtemp(prefix="durable-ro-")
-    os.chmod(d, 0o755)
-    yield d
-    os.chmod(d, 0o755)
-    for name in os.listdir(d):
-        os.unlink(os.path.join(d, name))
-    os.rmdir(d)
-
-
 def test_a_read_only_folder_gives_one_clear_line_and_leaves_nothing(readonly_dir):
     store = JsonlStore(readonly_dir)
     durable.Agent(store=store, session_id="kept").append("written before the folder became read-only")
