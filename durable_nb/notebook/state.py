@@ -44,8 +44,8 @@ from ..session import (
     entry_kind,
     is_ephemeral,
     is_turn_start,
+    notebook_session_id,
     register_custom,
-    safe_session_id,
 )
 from ..session.search import scan
 
@@ -100,13 +100,14 @@ def default_session_name(user_ns: Mapping[str, object], environ: Mapping[str, st
 
     The notebook's file name without ``.ipynb`` (from ``__session__`` in the
     namespace, which ipykernel sets from ``JPY_SESSION_NAME``, or that
-    variable itself), made safe by :func:`~durable_nb.session.safe_session_id`;
+    variable itself), made safe by :func:`~durable_nb.session.notebook_session_id`
+    (the rule existing notebooks' sessions were named by);
     ``"default"`` when the kernel does not know its notebook.
     """
     raw = user_ns.get("__session__") or environ.get("JPY_SESSION_NAME") or ""
     name = Path(str(raw)).name if raw else ""
     name = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
-    return safe_session_id(name, default=DEFAULT_SESSION)
+    return notebook_session_id(name, DEFAULT_SESSION)
 
 
 def user_entry(body: str, origin: str | None) -> MessageEntry:

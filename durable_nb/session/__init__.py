@@ -24,6 +24,7 @@ from .rules import (
     is_turn_start,
     kept_from,
     latest_compaction,
+    notebook_session_id,
     safe_session_id,
 )
 from .search import Hit
@@ -83,6 +84,7 @@ __all__ = [
     "path",
     "register_custom",
     "repair_tool_calls",
+    "notebook_session_id",
     "safe_session_id",
     "store_kind",
     "summary_message",

@@ -16,6 +16,7 @@ from .store import MAX_ID_BYTES
 
 DEFAULT_IMPORTED_ID = "imported"
 _UNSAFE = re.compile(r"[^\w.\-]+")
+_UNSAFE_CHAR = re.compile(r"[^\w.\-]")
 
 
 def is_turn_start(entry: Entry) -> bool:
@@ -92,11 +93,31 @@ def safe_session_id(*candidates: Any, default: str = DEFAULT_IMPORTED_ID) -> str
     for c in candidates:
         if not isinstance(c, str):
             continue
-        s = _UNSAFE.sub("-", c.strip()).lstrip(".-")[:200]
-        s = s.encode()[:MAX_ID_BYTES].decode("utf-8", "ignore").rstrip(".-")  # a long name in another script
+        s = _fit(_UNSAFE.sub("-", c.strip()).lstrip(".-")[:200]).rstrip(".-")
         if s:
             return s
     return default
+
+
+def notebook_session_id(name: str, default: str) -> str:
+    """Return the session id named after a notebook (its file name without ``.ipynb``), or ``default``.
+
+    Each character outside letters, digits, ``_``, ``.`` and ``-`` becomes its
+    own ``-`` and a trailing ``-`` stays (``"My Notes (1)"`` gives
+    ``"My-Notes--1-"``): unlike :func:`safe_session_id`, this is the rule
+    notebooks' sessions have been named by since the first release, so a
+    notebook whose metadata keeps no id still finds its session, and the
+    extension's migration (``nameBasedId``) computes the same id. Leading
+    ``.``/``-`` dropped; at most 200 characters and ``MAX_ID_BYTES`` bytes.
+    O(length).
+    """
+    s = _UNSAFE_CHAR.sub("-", name).lstrip(".-")[:200]
+    return (_fit(s).rstrip(".-") if len(s.encode()) > MAX_ID_BYTES else s) or default
+
+
+def _fit(s: str) -> str:
+    """Return ``s`` cut to at most ``MAX_ID_BYTES`` bytes of UTF-8 (a long name in another script), whole characters only."""
+    return s.encode()[:MAX_ID_BYTES].decode("utf-8", "ignore")
 
 
 def is_legacy_meta(record: dict[str, Any]) -> bool:

@@ -302,6 +302,8 @@ def test_dry_run_text_marks_new_and_injected():
 
 def test_default_session_name():
     assert default_session_name({"__session__": "/home/u/work/My Notes.ipynb"}, {}) == "My-Notes"
+    # the id such a notebook's session has always had (and the extension's nameBasedId migrates to)
+    assert default_session_name({"__session__": "My Notes (1).ipynb"}, {}) == "My-Notes--1-"
     assert default_session_name({}, {"JPY_SESSION_NAME": "a/b/x.ipynb"}) == "x"
     assert default_session_name({}, {}) == "default"
     assert default_session_name({"__session__": "../..ipynb"}, {}) == "default"
