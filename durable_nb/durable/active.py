@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
-from typing import overload
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import NoReturn, overload
 
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry, ViewBuilder, path, view_builder
@@ -142,12 +142,19 @@ class RunView:
 
 
 class Context(Sequence[ai.Message]):
-    """A read-only sequence: the first ``n`` messages of ``base``, then the first ``m`` of ``tail``. O(1) to make.
+    """The messages a model receives: a read-only sequence over the agent's cached view. O(1) to make.
 
-    What a model receives: it shares the agent's cached view instead of
-    copying a session's worth of messages for every model call. Both lists
-    only grow at their end, so the snapshot stays valid. ``list(context)``
-    gives a plain list; it compares equal to a list with the same messages.
+    The first ``n`` messages of ``base`` (the active path's model view, shared
+    with the agent, never copied per call), then the first ``m`` of ``tail``
+    (this run's input and replies so far). Both lists only grow at their end,
+    so the snapshot stays valid while the agent goes on. Reading is what a
+    list does: ``len``, indexing (a slice gives a new ``list``), iteration,
+    ``in``, ``index``, ``count``, ``==`` against any sequence with the same
+    messages, and ``context + [m]`` (a new ``list``, O(n)). Changing it is
+    refused with :class:`TypeError` naming the remedy (``list(messages)``
+    gives a list of one's own, O(n)), so a model cannot change what the
+    agent sends next. The messages are the entries' own objects: a model
+    must not change them either.
     """
 
     __slots__ = ("_base", "_m", "_n", "_tail")
@@ -181,6 +188,26 @@ class Context(Sequence[ai.Message]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Iterable[ai.Message]) -> list[ai.Message]:
+        """Return a new list: these messages, then ``other``'s. O(n)."""
+        return [*self, *other]
+
+    def __radd__(self, other: Iterable[ai.Message]) -> list[ai.Message]:
+        return [*other, *self]
+
+    def copy(self) -> list[ai.Message]:
+        """Return the messages as a new list of one's own (as ``list.copy`` does). O(n)."""
+        return list(self)
+
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError(
+            "the messages a model receives are read-only (the agent's own view of the session, shared, "
+            "not copied); to change them, copy them first: messages = list(messages)"
+        )
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = _read_only
 
     def __repr__(self) -> str:
         return f"Context({list(self)!r})"

@@ -18,6 +18,20 @@ A model is either
 
 :func:`build` turns any of these into a :class:`Model`. Provider SDKs are
 imported only when their model is built.
+
+``messages`` is read-only. The agent hands every model call the model view
+of the active path plus the run's messages so far as a read-only
+:class:`~collections.abc.Sequence` (``durable.active.Context``) that shares
+the agent's cached view instead of copying it: a turn costs what it adds,
+whatever the session's size. Read it as a list (``len``, ``messages[-1]``,
+iteration, slices, ``messages + [m]`` gives a new list); any attempt to
+change it (``append``, ``pop``, item assignment, ...) raises ``TypeError``,
+so a model can never change what the agent sends next. A model that wants a
+list of its own takes ``list(messages)`` (O(n), its own choice). The
+messages are the session's own objects: never modify one in place (build a
+new one with ``msgspec.structs.replace``). A provider converting the
+messages into its request is O(n) by nature; the agent adds nothing per
+message on top.
 """
 
 from __future__ import annotations
@@ -37,7 +51,11 @@ ENV_VAR = "DURABLE_NB_MODEL"
 
 @runtime_checkable
 class Model(Protocol):
-    """What the agent calls: stream text deltas, then the assistant message."""
+    """What the agent calls: stream text deltas, then the assistant message.
+
+    ``messages`` is a read-only sequence shared with the agent (see the module
+    docs): read it, never change it or its messages.
+    """
 
     def stream(self, messages: Sequence[ai.Message]) -> Iterable[str | ai.Message]: ...
 
@@ -87,21 +105,26 @@ def open_stream(
     return model.stream(messages)
 
 
-ModelLike = Union[Model, Callable[[list[ai.Message]], str | ai.Message], str, None]
+ModelLike = Union[Model, Callable[[Sequence[ai.Message]], str | ai.Message], str, None]
 
 
 class CallableModel:
-    """Adapts a plain callable ``f(messages) -> str | ai.Message`` to :class:`Model`."""
+    """Adapts a plain callable ``f(messages) -> str | ai.Message`` to :class:`Model`.
 
-    def __init__(self, fn: Callable[[list[ai.Message]], str | ai.Message]) -> None:
+    ``f`` gets the messages exactly as the agent passes them: the read-only
+    sequence (see the module docs), not a copy, so a call costs O(1) in the
+    session's size. ``f`` may also take the request (``f(messages, request)``).
+    """
+
+    def __init__(self, fn: Callable[[Sequence[ai.Message]], str | ai.Message]) -> None:
         self.fn = fn
         self.name = getattr(fn, "__name__", "callable")
 
     def stream(self, messages: Sequence[ai.Message], request: ai.Request | None = None) -> Iterator[str | ai.Message]:
         out = (
-            self.fn(list(messages), request)  # type: ignore[call-arg]  # accepts_request checked it
+            self.fn(messages, request)  # type: ignore[call-arg]  # accepts_request checked it
             if request is not None and accepts_request(self.fn)
-            else self.fn(list(messages))
+            else self.fn(messages)
         )
         if isinstance(out, ai.Message):
             if out.text():
