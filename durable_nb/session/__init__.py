@@ -27,7 +27,7 @@ from .rules import (
     notebook_session_id,
     safe_session_id,
 )
-from .search import Hit
+from .search import Finder, Hit
 from .sqlitestore import SqliteStore
 from .store import SessionRecord, Store, check_session_id
 from .tree import Node, index, path, tree
@@ -48,6 +48,7 @@ __all__ = [
     "CustomEntry",
     "DecodeError",
     "Entry",
+    "Finder",
     "Hit",
     "InvalidSessionId",
     "JsonlStore",

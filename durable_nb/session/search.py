@@ -4,14 +4,15 @@ The SQL stores index :func:`search_text` (SQLite FTS5, PostgreSQL full-text
 search); the memory and JSONL stores scan with :func:`scan`. All of them
 match the same way: every word of the query must be a word of the entry's
 text, case-insensitively (words are runs of letters, digits and ``_``; no
-prefixes, no stemming).
+prefixes, no stemming). :class:`Finder` applies the same rule to one
+session's growing log (the widget's find box).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .entry import CustomEntry, Entry
@@ -51,11 +52,27 @@ def words(text: str) -> list[str]:
 
 
 def matches(query_words: list[str], text: str) -> bool:
-    """True when every word of ``query_words`` is a word of ``text`` (an empty query matches nothing)."""
+    """True when every word of ``query_words`` (as :func:`words` returns them) is a word of ``text``
+    (an empty query matches nothing). O(len(text)) per query word."""
     if not query_words:
         return False
-    have = set(words(text))
-    return all(w in have for w in query_words)
+    low = text.casefold()
+    return all(has_word(low, w) for w in query_words)
+
+
+def has_word(folded: str, word: str) -> bool:
+    """True when ``word`` (one of :func:`words`) is among ``words(folded)``; ``folded`` is case-folded text.
+
+    Found as a substring with no word character (``\\w``) just before or after it:
+    the same answer as building the set of words, without building it."""
+    i = folded.find(word)
+    n = len(word)
+    while i >= 0:
+        j = i + n
+        if (i == 0 or not _WORD.match(folded, i - 1)) and (j == len(folded) or not _WORD.match(folded, j)):
+            return True
+        i = folded.find(word, i + 1)
+    return False
 
 
 def snippet(text: str, query_words: list[str], width: int = SNIPPET_CHARS) -> str:
@@ -82,3 +99,43 @@ def scan(sessions: Iterable[tuple[str, list[Entry]]], query: str, limit: int) ->
                 if len(out) >= limit:
                     return out
     return out
+
+
+class Finder:
+    """Find the entries of one growing log whose text holds every word of a query (:func:`matches`).
+
+    ``Finder().find(entries, query)`` returns the matching ids in log order.
+    It keeps each entry's case-folded :func:`search_text`, read on the first
+    find and extended by the entries appended since (a log that is not an
+    extension of the one seen is read again), so a find is one substring
+    pass over those texts (a word of the query must at least occur in the
+    text) plus the word rule on the few texts that pass. Memory: about the
+    size of the log's text.
+    """
+
+    __slots__ = ("_ids", "_texts")
+
+    def __init__(self) -> None:
+        self._ids: list[str] = []
+        self._texts: list[str] = []
+
+    def _catch_up(self, entries: Sequence[Entry]) -> None:
+        n = len(self._ids)
+        if n > len(entries) or (n and entries[n - 1].id != self._ids[-1]):
+            self._ids, self._texts, n = [], [], 0
+        for e in entries[n:]:
+            self._ids.append(e.id)
+            self._texts.append(search_text(e).casefold())
+
+    def find(self, entries: Sequence[Entry], query: str) -> list[str]:
+        """Return the ids of ``entries`` (the whole log, in append order) matching ``query``, in that order.
+
+        An empty query (no words) finds nothing. O(new entries' text) to
+        catch up, then O(total text) for the substring pass."""
+        self._catch_up(entries)
+        q = words(query)
+        if not q:
+            return []
+        longest = max(q, key=len)  # the rarest word, likely: most texts fail on it at once
+        ids = self._ids
+        return [ids[i] for i, t in enumerate(self._texts) if longest in t and all(has_word(t, w) for w in q)]
