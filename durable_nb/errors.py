@@ -5,6 +5,18 @@ and its message says what to do next. The store-contract errors keep the
 builtin base a caller may already catch (``KeyError``, ``ValueError``) too.
 """
 
+import difflib
+from collections.abc import Iterable
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the choice nearest ``word``, or ``""`` when none is near.
+
+    O(len(choices) * len(word)**2) at worst (difflib).
+    """
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
 
 class DurableError(Exception):
     """Base of durable_nb's own errors; the message says what to do."""

@@ -11,11 +11,12 @@ from typing import Any
 import msgspec
 
 from .. import ai
-from ..errors import AgentClosed, DurableError, ModelError, SessionExists, SessionNotFound, UnknownEntry
+from ..errors import AgentClosed, DurableError, ModelError, SessionExists, SessionNotFound, UnknownEntry, suggest
 from ..models import Model, ModelLike, build, model_name, open_stream
 from ..models.surrogates import repair_message
 from ..session import (
     CompactionEntry,
+    CustomEntry,
     Entry,
     MemoryStore,
     MessageEntry,
@@ -32,6 +33,7 @@ from ..session import (
     split_system,
     transcript_view,
 )
+from ..session.labels import label_entry, label_of, label_problem
 from .active import ActivePath, RunView
 from .events import Event
 from .inputs import system as system_entry
@@ -40,6 +42,8 @@ from .settings import check_settings
 from .tools import Tool, as_tools, error_text, result_text
 
 Publisher = Callable[[Event], object]
+
+SUGGEST_IDS = 5000  # an unknown reference is compared with every id only in logs up to this size
 
 COMPACT_PROMPT = (
     "Summarize the conversation above so that it can continue without it: keep decisions, facts, open "
@@ -137,6 +141,7 @@ class Agent:
         self._model: Model | None = None
         self._log: list[Entry] = []
         self._by_id: dict[str, Entry] = {}
+        self._labels: dict[str, tuple[str, CustomEntry]] = {}  # name -> (target id, its latest label entry)
         self._active = ActivePath(self._by_id)
         self.closed = False
         self.tools: list[Callable[..., Any] | Tool] = list(tools or [])
@@ -217,6 +222,46 @@ class Agent:
             return self._by_id[entry_id]
         except KeyError:
             raise UnknownEntry(f"no entry {entry_id!r} in session {self.session_id!r}") from None
+
+    def labels(self) -> dict[str, str]:
+        """Return ``{label name: entry id}`` for the session's labels, in the order the names were set.
+
+        See :meth:`label`. O(number of labels): the agent keeps them as entries arrive.
+        """
+        return {name: target for name, (target, _) in self._labels.items()}
+
+    def resolve(self, ref: str) -> str:
+        """Return the entry id ``ref`` names: an exact entry id, else a label, else a unique id prefix.
+
+        A prefix needs at least 4 characters. Raises :class:`UnknownEntry`
+        (a :class:`DurableError`), in one line, for anything else: an
+        unknown name (with the nearest label or id suggested), a short or
+        ambiguous prefix, a label whose entry is not in this session. An
+        ephemeral entry's id resolves (:meth:`branch` refuses it). Every
+        method taking an entry from a user (``branch``, ``fork``, ``label``)
+        calls this first. O(1) for an id or a label; a prefix scans the ids,
+        O(entries).
+        """
+        if not isinstance(ref, str) or not ref:
+            raise UnknownEntry("name an entry: an entry id, a label, or 4+ characters of an id")
+        if ref in self._by_id:
+            return ref
+        if ref in self._labels:
+            target = self._labels[ref][0]
+            if target not in self._by_id:
+                raise UnknownEntry(f"label {ref!r} names entry {target!r}, which is not in session {self.session_id!r}")
+            return target
+        where = f"in session {self.session_id!r}"
+        hits = [i for i in self._by_id if i.startswith(ref)] if len(ref) >= 4 else []
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            shown = ", ".join(sorted(hits)[:3]) + (", ..." if len(hits) > 3 else "")
+            raise UnknownEntry(f"{ref!r} starts {len(hits)} entry ids {where} ({shown}): give more characters")
+        if 0 < len(ref) < 4 and any(i.startswith(ref) for i in self._by_id):
+            raise UnknownEntry(f"{ref!r} is too short to name an entry {where}: give at least 4 characters of its id")
+        near = suggest(ref, [*self._labels, *(self._by_id if len(self._by_id) <= SUGGEST_IDS else ())])
+        raise UnknownEntry(f"no entry or label {ref!r} {where}{near}")
 
     def path(self, leaf_id: str | None = None) -> list[Entry]:
         """Return the active path (root to leaf), or the path to ``leaf_id``. O(depth)."""
@@ -443,23 +488,91 @@ class Agent:
     def branch(self, entry_id: str) -> None:
         """Move the leaf to ``entry_id`` (``""`` rewinds before the first entry).
 
-        Raises :class:`UnknownEntry` for an id not in the log and
+        ``entry_id`` may be a label or an id prefix (:meth:`resolve`).
+        Raises :class:`UnknownEntry` for a reference that names no entry and
         :class:`DurableError` for an ephemeral entry (it is off the chain).
         Nothing is written; reopening resumes at the last appended entry.
         """
         self._check_open()
         if entry_id:
+            entry_id = self.resolve(entry_id)
             target = self.entry(entry_id)
             if is_ephemeral(target):
                 raise DurableError(f"cannot branch to {entry_id!r}: it is ephemeral and off the durable chain")
         self.leaf_id = entry_id
         self._publish(Event("session_branched", session_id=self.session_id, leaf_id=entry_id))
 
-    def fork(self, new_id_: str, store: Store | None = None) -> Agent:
+    def label(self, name: str, entry_id: str | None = None) -> CustomEntry:
+        """Name an entry: append a label entry (``kind="label"``) at the leaf and return it.
+
+        ``entry_id`` is anything :meth:`resolve` takes (an id, a label, a
+        prefix), on any branch; ``None`` labels the leaf (label entries at
+        the leaf are stepped over: labelling twice names the same entry).
+        Afterwards ``name`` works wherever an entry id does. A name already
+        in use moves to the new entry (the latest label entry wins); if it
+        already names that entry nothing is written and its label entry is
+        returned. Raises :class:`DurableError` in one line for a name that
+        is empty, holds whitespace or is an entry id of the session, for an
+        unknown entry, an ephemeral entry (it is never stored), a label
+        entry, or an empty session. The label entry is custom: the model
+        never sees it; like any append it becomes the leaf, so the next turn
+        follows it. O(1) beyond the store's append.
+        """
+        self._check_open()
+        problem = label_problem(name)
+        if problem is None and name in self._by_id:
+            problem = f"{name!r} is an entry id of session {self.session_id!r}; a label needs a name of its own"
+        if problem is not None:
+            raise DurableError(problem)
+        if entry_id is None:
+            target = self._unlabelled_leaf()
+            if not target:
+                raise DurableError(f"session {self.session_id!r} has no entry to label yet: run a turn first")
+        else:
+            target = self.resolve(entry_id)
+        e = self._by_id[target]
+        if is_ephemeral(e):
+            raise DurableError(f"cannot label {target!r}: it is ephemeral and never stored")
+        if label_of(e) is not None:
+            raise DurableError(f"{target!r} is a label entry; label the entry it names instead")
+        if name in self._labels and self._labels[name][0] == target:
+            return self._labels[name][1]
+        (entry,) = self.append(label_entry(name, target))
+        assert isinstance(entry, CustomEntry)
+        return entry
+
+    def unlabel(self, name: str) -> CustomEntry:
+        """Remove the label ``name``: append the label entry that removes it (``target_id == ""``); return it.
+
+        The entry it named is untouched. Raises :class:`DurableError` in
+        one line (with the nearest label suggested) when no label has that
+        name. O(1) beyond the store's append.
+        """
+        self._check_open()
+        if name not in self._labels:
+            known = ", ".join(self._labels) or "none"
+            raise DurableError(f"no label {name!r}{suggest(name, self._labels)}; the labels are: {known}")
+        (entry,) = self.append(label_entry(name, ""))
+        assert isinstance(entry, CustomEntry)
+        return entry
+
+    def _unlabelled_leaf(self) -> str:
+        """Return the leaf, stepping up over label entries (``""`` when nothing else is on the path)."""
+        at = self.leaf_id
+        while at and label_of(self._by_id[at]) is not None:
+            at = self._by_id[at].parent_id
+        return at
+
+    def fork(self, new_id_: str, store: Store | None = None, at: str | None = None) -> Agent:
         """Create session ``new_id_`` (parent: this one) holding a copy of the active path.
 
-        The copy is re-chained with fresh ids; timestamps are kept; a
-        compaction's ``first_kept_id`` follows its entry. ``store`` puts the
+        ``at`` copies the path to that entry instead (anything
+        :meth:`resolve` takes: an id, a label, a prefix; on any branch; not
+        an ephemeral entry). The copy is re-chained with fresh ids;
+        timestamps are kept; a compaction's ``first_kept_id`` and a label's
+        ``target_id`` follow their entry (a label copied without its target,
+        one naming an entry on another branch, names nothing in the copy).
+        ``store`` puts the
         new session in another store (e.g. a session opened read-only in
         memory, continued in the notebook's store); its ``parent_id`` still
         names this session. Raises ``SessionExists`` if the id is taken there.
@@ -471,7 +584,13 @@ class Agent:
         settings and hooks; its store).
         """
         self._check_open()
-        src = self.path()
+        if at is None:
+            src = self.path()
+        else:
+            at = self.resolve(at)
+            if is_ephemeral(self._by_id[at]):
+                raise DurableError(f"cannot fork at {at!r}: it is ephemeral and off the durable chain")
+            src = self.path(at)
         store = self.store if store is None else store
         check_session_id(new_id_)
         mapping: dict[str, str] = {}
@@ -482,6 +601,8 @@ class Agent:
             c = msgspec.structs.replace(e, id=mapping[e.id], parent_id=parent)
             if isinstance(c, CompactionEntry):
                 c.first_kept_id = mapping.get(c.first_kept_id, "")
+            elif isinstance(c, CustomEntry) and (named := label_of(c)) is not None:
+                c.data = {**c.data, "target_id": mapping.get(named[1], "")}
             copies.append(c)
             parent = c.id
         try:  # one step, all or nothing: a failed fork leaves no session and the id free
@@ -602,6 +723,13 @@ class Agent:
             self._active.invalidate()  # the id resolves differently now: recompute the path
         self._log.append(e)
         self._by_id[e.id] = e
+        named = label_of(e)
+        if named is not None and isinstance(e, CustomEntry):  # the latest label entry for a name wins; "" removes it
+            name, target = named
+            if target:
+                self._labels[name] = (target, e)
+            else:
+                self._labels.pop(name, None)
 
     def _publish(self, ev: Event) -> None:
         if self.publisher is not None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import builtins
-import difflib
 import keyword
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, kwds, magic_arguments
 
+from ..errors import suggest
 from .verbs import VERBS
 
 KINDS = ("meta", "ephemeral", "note", "system")
@@ -164,12 +164,6 @@ class Call:
     session: str | None = None
     tools: tuple[str, ...] | None = None
     settings: tuple[tuple[str, str], ...] = ()
-
-
-def suggest(word: str, choices) -> str:
-    """Return ``" (did you mean 'x'?)"`` for the nearest choice, or ``""``."""
-    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
-    return f" (did you mean {near[0]!r}?)" if near else ""
 
 
 # names IPython puts in every user namespace (besides _-prefixed ones and builtins)

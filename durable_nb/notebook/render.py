@@ -229,16 +229,15 @@ def tools_text(tools: Sequence) -> str:
 
 
 def footer(model: str, replies: Sequence[ai.Message], elapsed_s: float) -> str:
-    """Return ``model · 120 in / 35 out tokens · 1.2 s`` for a run's replies (tokens summed over its model calls).
+    """Return ``model · 120 in / 35 out tokens · $0.00012 · 1.2 s`` for a run's replies (summed over its
+    model calls; :func:`~durable_nb.cost.format_tally`).
 
-    Tokens are left out when the model reported none; ``N model calls`` is added when there were several.
+    Tokens are left out when the model reported none; a cost the price table cannot tell reads
+    ``cost unknown``; ``N model calls`` is added when there were several.
     """
-    parts = [model]
-    usage = [r.usage for r in replies if r.usage]
-    if usage:
-        tin = sum(int(u.get("input_tokens") or 0) for u in usage)
-        tout = sum(int(u.get("output_tokens") or 0) for u in usage)
-        parts.append(f"{tin} in / {tout} out tokens")
+    from ..cost import format_tally, tally
+
+    parts = [model, format_tally(tally(replies))]
     if len(replies) > 1:
         parts.append(f"{len(replies)} model calls")
     parts.append(_duration(elapsed_s * 1000))

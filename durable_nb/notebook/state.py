@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import ai, durable
 from ..durable import Agent, Event, new_session_id
-from ..errors import DurableError, SessionExists, SessionNotFound
+from ..errors import DurableError, SessionExists, SessionNotFound, UnknownEntry
 from ..models import ModelLike
 from ..session import (
     CompactionEntry,
@@ -514,6 +514,22 @@ class NotebookSession:
 
     # -- verbs -------------------------------------------------------------------------
 
+    def label(self, name: str, ref: str | None = None) -> CustomEntry:
+        """Name the entry ``ref`` names (the leaf when ``None``) ``name``; return the label entry
+        (:meth:`~durable_nb.durable.Agent.label`). Refused while a log is open read-only."""
+        agent = self.writable("label an entry")
+        if ref is not None:
+            ref = self.resolve(ref).id
+        entry = agent.label(name, ref)
+        self.sync()
+        return entry
+
+    def unlabel(self, name: str) -> CustomEntry:
+        """Remove the label ``name``; return the label entry that removes it. Refused while a log is open."""
+        entry = self.writable("remove a label").unlabel(name)
+        self.sync()
+        return entry
+
     def search(self, text: str, session: str | None = None, limit: int = 50) -> list[Hit]:
         """Return the entries of this store whose text holds every word of ``text``, across sessions and
         branches (``session`` limits it to one). The SQL stores use their full-text index; JSONL and
@@ -527,11 +543,12 @@ class NotebookSession:
         return search(text, session=session, limit=limit)
 
     def resolve(self, ref: str) -> Entry:
-        """Return the entry ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""
+        """Return the entry ``ref`` names: an id, a label or 4+ characters of an id. ``DurableError`` otherwise."""
         return _resolve(self.agent, ref)
 
     def branch(self, ref: str) -> Entry:
-        """Move the leaf to the entry ``ref`` names; return it. Ephemeral targets are refused."""
+        """Move the leaf to the entry ``ref`` names (an id, a label, 4+ characters of an id); return it.
+        Ephemeral targets are refused."""
         e = self.resolve(ref)
         self.agent.branch(e.id)
         return e
@@ -569,18 +586,21 @@ class NotebookSession:
         self.sync()
         return self.own
 
-    def fork(self, new_id: str) -> Agent:
+    def fork(self, new_id: str, at: str | None = None) -> Agent:
         """Fork the active path into ``new_id`` of the notebook's store and continue there; returns the new agent.
 
-        While a saved log is open read-only, its active path is the one
-        copied (the log itself is never touched) and inspection ends: the
-        fork is how a session from elsewhere is continued.
+        ``at`` (an id, a label, 4+ characters of an id) copies the path to
+        that entry instead. While a saved log is open read-only, its path is
+        the one copied (the log itself is never touched) and inspection ends:
+        the fork is how a session from elsewhere is continued.
         """
+        if at is not None:
+            at = self.resolve(at).id
         try:
             if self.inspected is not None:
-                self.inspected.agent.fork(new_id, store=self.store)
+                self.inspected.agent.fork(new_id, store=self.store, at=at)
                 return self.use(new_id)
-            self.own = self.own.fork(new_id)
+            self.own = self.own.fork(new_id, at=at)
         except SessionExists:
             raise SessionExists(f"session {new_id!r} already exists: choose another id") from None
         self.sync()
@@ -671,17 +691,13 @@ class SessionRow(NamedTuple):
 
 
 def _resolve(agent: Agent, ref: str) -> Entry:
-    """Return the entry of ``agent`` that ``ref`` names: an id or a unique id prefix. ``DurableError`` otherwise."""
+    """Return the entry of ``agent`` that ``ref`` names (:meth:`~durable_nb.durable.Agent.resolve`: an id,
+    a label, 4+ characters of an id). ``DurableError`` in one line otherwise, naming the verbs that list
+    entries and labels."""
     try:
-        return agent.entry(ref)
-    except KeyError:
-        pass
-    hits = [e for e in agent.entries() if e.id.startswith(ref)] if ref else []
-    if len(hits) == 1:
-        return hits[0]
-    if len(hits) > 1:
-        raise DurableError(f"entry prefix {ref!r} is ambiguous ({len(hits)} entries): give more characters")
-    raise DurableError(f"no entry {ref!r} in session {agent.session_id!r}; %durable log lists the entries")
+        return agent.entry(agent.resolve(ref))
+    except UnknownEntry as e:
+        raise UnknownEntry(f"{e}; %durable log lists the entries, %durable labels the labels") from None
 
 
 def counts(entries: list[Entry]) -> dict[str, int]:

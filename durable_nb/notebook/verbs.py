@@ -17,10 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import ai
+from ..cost import format_tally, tally
 from ..durable import check_settings, read_value
-from ..errors import DurableError
+from ..errors import DurableError, UnknownEntry
 from ..models import ModelLike, build
-from ..session import JsonlStore, describe
+from ..session import Entry, JsonlStore, MessageEntry, describe
 from .render import dry_run_text, entry_label, entry_text, plural, short, tools_text
 from .state import NotebookSession, counts
 
@@ -81,6 +83,16 @@ def model_label(spec: ModelLike) -> str:
     return str(getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__)
 
 
+def labels_text(named: dict[str, str]) -> str:
+    """Return labels as the status lists them: ``v1 → 3fa9c2d1e0b4, draft → 77aa01c2d3e4`` (``""`` for none)."""
+    return ", ".join(f"{n} → {t}" for n, t in named.items())
+
+
+def model_messages(entries: list[Entry]) -> list[ai.Message]:
+    """Return the messages of the message entries among ``entries``, in order."""
+    return [e.message for e in entries if isinstance(e, MessageEntry)]
+
+
 def staged_text(st: NotebookSession) -> str:
     """Return the staged entries as the status shows them (``staged   none`` when there are none)."""
     if not st.staged:
@@ -96,7 +108,7 @@ def staged_text(st: NotebookSession) -> str:
 # -- the verbs, in the order %durable? lists them ------------------------------------------
 
 
-@verb("status", "session, store, leaf, counts, staged, model")
+@verb("status", "session, store, leaf, counts, staged, model, labels, tokens and cost")
 def status(m: DurableMagics, call: Call) -> None:
     st = m.state
     a = st.agent
@@ -115,6 +127,9 @@ def status(m: DurableMagics, call: Call) -> None:
         + (": " + ", ".join(f"{v} {k}" for k, v in c.items()) if c else "")
         + (" (ephemeral ones live in this kernel only)" if "ephemeral" in c else ""),
         staged_text(st),
+        f"labels   {labels_text(a.labels()) or 'none (%durable label NAME names the leaf)'}",
+        f"cost     branch   {format_tally(tally(model_messages(a.path())))}",
+        f"         session  {format_tally(tally(model_messages(a.entries())))} (all branches)",
     ]
     if st.inspected is not None and st.inspected.warnings:
         lines += [f"warning  {w}" for w in st.inspected.warnings]
@@ -152,9 +167,9 @@ def use(m: DurableMagics, call: Call) -> None:
 
 
 @verb(
-    "open <id | path> [entry-id]",
+    "open <id | path> [entry]",
     "inspect a saved session or log read-only (turns refused; fork to continue it)\n"
-    "(at an entry: the leaf is put there, e.g. a search hit)",
+    "(at an entry: the leaf is put there, e.g. a search hit; an id, a label or 4+ characters)",
 )
 def open_(m: DurableMagics, call: Call) -> None:
     imp = m.state.open(call.args[0], call.args[1] if len(call.args) > 1 else None)
@@ -217,10 +232,64 @@ def log(m: DurableMagics, call: Call) -> None:
         print(f"{mark} {e.id}  ← {e.parent_id or 'root':<12}  {entry_label(e):<22} {short(entry_text(e), 50)!r}")
 
 
-@verb("branch <entry-id>", "move the leaf to an entry (a unique prefix works)")
+@verb("branch <entry>", "move the leaf to an entry: its id, a label, or 4+ characters of its id")
 def branch(m: DurableMagics, call: Call) -> None:
     e = m.state.branch(call.args[0])
     print(f"leaf is now {e.id}; the next turn continues from there")
+
+
+@verb(
+    "label <name> [entry]",
+    "name an entry (the leaf by default); the name works wherever an entry id does\n"
+    "(branch, fork, open, ...); labelling again moves the name",
+    nargs=(0, 10**6),
+)
+def label(m: DurableMagics, call: Call) -> None:
+    if not call.args:
+        raise DurableError(
+            "%durable label needs a name: %durable label v1 names the leaf, %durable label v1 ENTRY an entry"
+        )
+    if len(call.args) > 2:
+        raise DurableError(
+            f"a label is one word without spaces: write %durable label {'-'.join(call.args[:-1])} {call.args[-1]} "
+            f"(or {'-'.join(call.args)} for the leaf)"
+        )
+    name = call.args[0]
+    try:
+        e = m.state.label(name, call.args[1] if len(call.args) > 1 else None)
+    except UnknownEntry as err:
+        if len(call.args) < 2:
+            raise
+        raise UnknownEntry(
+            f"{err} (if {' '.join(call.args)!r} is the name: a label is one word, like {'-'.join(call.args)})"
+        ) from None
+    target = m.state.agent.entry(e.data["target_id"])
+    print(f"label {name} → {target.id} ({entry_label(target)} {short(entry_text(target), 50)!r})")
+
+
+@verb("labels", "list the labels: name, entry, its text (* = on the active path)")
+def labels(m: DurableMagics, call: Call) -> None:
+    a = m.state.agent
+    named = a.labels()
+    if not named:
+        print(f"no labels in session {a.session_id}: %durable label NAME names the leaf")
+        return
+    width = max(len(n) for n in named)
+    print(f"{plural(len(named), 'label', 'labels')} in {a.session_id} (* on the active path):")
+    for name, target in named.items():
+        try:
+            e = a.entry(target)
+        except DurableError:
+            print(f"  {name:<{width}}  {target}  (not in this session)")
+            continue
+        mark = "*" if a.on_path(target) else " "
+        print(f"{mark} {name:<{width}}  {target}  {entry_label(e):<22} {short(entry_text(e), 50)!r}")
+
+
+@verb("unlabel <name>", "remove a label (the entry stays)")
+def unlabel(m: DurableMagics, call: Call) -> None:
+    m.state.unlabel(call.args[0])
+    print(f"removed label {call.args[0]}")
 
 
 @verb("rewind [turns]", "move the leaf to before the last N turns (1)")
@@ -234,13 +303,14 @@ def rewind(m: DurableMagics, call: Call) -> None:
 
 
 @verb(
-    "fork <new-session-id>",
-    "copy the active path into a new session and use it\n(of an opened log too: it is left as it was)",
+    "fork <new-session-id> [entry]",
+    "copy the active path (or the path to an entry) into a new session and use it\n"
+    "(of an opened log too: it is left as it was)",
 )
 def fork(m: DurableMagics, call: Call) -> None:
     st = m.state
     old = f"{st.inspected.source} (opened read-only, left as it was)" if st.inspected is not None else st.own.session_id
-    a = st.fork(call.args[0])
+    a = st.fork(call.args[0], call.args[1] if len(call.args) > 1 else None)
     print(
         f"forked {old} into {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}); "
         f"the notebook now uses {a.session_id}"

@@ -48,8 +48,8 @@ def test_parse(line, cell, expected):
         ("--metta", True, "unknown option --metta (did you mean '--meta'?)"),
         ("--met", True, "unknown option --met"),  # no silent abbreviation
         ("--meta --ephemeral", True, "choose one of --meta / --ephemeral"),
-        ("branch", False, "usage: %durable branch <entry-id>"),
-        ("fork a b", False, "usage: %durable fork <new-session-id>"),
+        ("branch", False, "usage: %durable branch <entry>"),
+        ("fork a b c", False, "usage: %durable fork <new-session-id> [entry]"),
         ("--out 2x", True, "--out needs a Python variable name"),
         ("--out class", True, "--out needs a Python variable name"),
         ("--out get_ipython", True, "--out get_ipython: 'get_ipython' belongs to IPython or Python"),
@@ -420,7 +420,7 @@ def test_branch_errors(tmp_path):
     eph = next(e for e in st.agent.entries() if isinstance(e, MessageEntry) and e.message.injected)
     with pytest.raises(DurableError, match="ephemeral"):
         st.branch(eph.id)
-    with pytest.raises(DurableError, match="no entry 'zzz'"):
+    with pytest.raises(DurableError, match="no entry or label 'zzz'"):
         st.branch("zzz")
     with pytest.raises(DurableError, match="cannot rewind 2"):
         st.rewind(2)

@@ -1,0 +1,184 @@
+"""Tokens and cost of model calls, from the usage recorded on assistant messages.
+
+Prices come from genai-prices' bundled price table (its snapshot; nothing is
+fetched). A message's cost is known only when it has usage, a model name and
+that model is in the table; anything else is *unknown* (``None``), never 0:
+
+    from durable_nb.cost import message_cost, tally, format_cost
+    format_cost(message_cost(reply))          # "$0.00045" or "cost unknown"
+    t = tally(agent.messages())               # tokens and cost of a path
+
+Usage follows the providers' names (see :mod:`durable_nb.models`):
+``input_tokens`` / ``output_tokens``, plus ``cache_read_input_tokens`` and,
+from Anthropic's Messages API, ``cache_creation_input_tokens``. Anthropic
+counts cached tokens outside ``input_tokens``; OpenAI's Chat Completions
+inside (its usage never has ``cache_creation_input_tokens``), so the cache
+tokens are added to the input here only for the former. The model name is
+the one recorded on the message (``gpt-4o-mini-2024-07-18``, or
+``openai:gpt-4o-mini`` when the provider reported none); a leading
+``openai:`` / ``anthropic:`` picks that provider's prices. Prices are
+today's table, not the day of the call. Pure; imports nothing from Jupyter.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from . import ai
+from .models import split_base_url
+
+PROVIDERS = {"openai": "openai", "anthropic": "anthropic"}  # our model-name prefix -> genai-prices provider id
+LOCAL_PREFIXES = ("llm:",)  # prefixes naming how it ran, not whose prices apply
+
+
+class Tally(NamedTuple):
+    """Tokens and cost summed over assistant messages.
+
+    ``cost`` is ``None`` (unknown) when any of them is unpriced; ``known_cost``
+    is the sum over the priced ones (``Decimal(0)`` when none is).
+    ``priced`` / ``unpriced`` count the assistant messages; ``reported``
+    counts those that had usage (tokens are summed over those only).
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: Decimal | None = Decimal(0)
+    priced: int = 0
+    unpriced: int = 0
+    reported: int = 0
+    known_cost: Decimal = Decimal(0)
+
+
+def tokens(message: ai.Message) -> tuple[int, int] | None:
+    """Return ``(input tokens, output tokens)`` of a message's usage, or ``None`` when it has none.
+
+    Input includes cached tokens (read and written), so it is what the model
+    read. A count that is not a whole number reads as 0. O(1).
+    """
+    u = message.usage
+    if not u:
+        return None
+    inp = _count(u, "input_tokens")
+    if "cache_creation_input_tokens" in u:  # Anthropic: cache tokens are not in input_tokens
+        inp += _count(u, "cache_creation_input_tokens") + _count(u, "cache_read_input_tokens")
+    return inp, _count(u, "output_tokens")
+
+
+def message_cost(message: ai.Message) -> Decimal | None:
+    """Return the price in US dollars of the model call that produced ``message``, or ``None`` when unknown.
+
+    Unknown: not an assistant message, no usage, no model, or a model not in
+    genai-prices' table (the offline model, a local server's model, a
+    callable). Never 0 for unknown. The first call per distinct model and
+    usage costs ~0.2 ms (genai-prices); repeats are cached.
+    """
+    if message.role != "assistant" or not message.model:
+        return None
+    counted = tokens(message)
+    if counted is None:
+        return None
+    u = message.usage or {}
+    read = _count(u, "cache_read_input_tokens")
+    write = _count(u, "cache_creation_input_tokens")
+    return _price(message.model, counted[0], counted[1], read, write)
+
+
+@functools.lru_cache(maxsize=65536)
+def _price(model: str, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int) -> Decimal | None:
+    from genai_prices import Usage, calc_price
+
+    ref, provider = model_ref(model)
+    if not ref:
+        return None
+    usage = Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read or None,
+        cache_write_tokens=cache_write or None,
+    )
+    try:
+        return calc_price(usage, ref, provider_id=provider).total_price
+    except (LookupError, ValueError):  # not in the table, or usage the table cannot price
+        return None
+
+
+def model_ref(model: str) -> tuple[str, str | None]:
+    """Return ``(model id, genai-prices provider id or None)`` for a model name recorded on a message.
+
+    ``"openai:gpt-4o-mini"`` gives ``("gpt-4o-mini", "openai")``;
+    ``"llm:claude-3.5-haiku"`` gives ``("claude-3.5-haiku", None)``;
+    ``"gpt-4o-mini-2024-07-18"`` is kept whole; a ``@http…`` base URL is cut.
+    """
+    name, _ = split_base_url(model.strip())
+    for prefix in LOCAL_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix) :], None
+    head, sep, rest = name.partition(":")
+    if sep and head in PROVIDERS:
+        return rest, PROVIDERS[head]
+    return name, None
+
+
+def tally(messages: Iterable[ai.Message]) -> Tally:
+    """Return the :class:`Tally` of the assistant messages among ``messages`` (others are skipped).
+
+    No assistant message gives ``Tally()`` (cost ``Decimal(0)``: nothing was
+    spent). O(messages), plus :func:`message_cost` for each assistant message.
+    """
+    tin = tout = priced = unpriced = reported = 0
+    known = Decimal(0)
+    for m in messages:
+        if m.role != "assistant":
+            continue
+        counted = tokens(m)
+        if counted is not None:
+            reported += 1
+            tin += counted[0]
+            tout += counted[1]
+        c = message_cost(m)
+        if c is None:
+            unpriced += 1
+        else:
+            priced += 1
+            known += c
+    return Tally(tin, tout, None if unpriced else known, priced, unpriced, reported, known)
+
+
+def format_cost(cost: Decimal | None) -> str:
+    """Return ``"$0.0123"`` (4 decimals below $1, 2 from $1, 2 significant digits below a cent), or
+    ``"cost unknown"`` for ``None``."""
+    if cost is None:
+        return "cost unknown"
+    if cost >= 1:
+        return f"${cost:,.2f}"
+    if cost >= Decimal("0.01") or cost == 0:
+        return f"${cost:.4f}"
+    return f"${cost.quantize(Decimal(1).scaleb(cost.adjusted() - 1)):f}"
+
+
+def format_tally(t: Tally) -> str:
+    """Return a tally as one phrase: ``"1,200 in / 350 out tokens · $0.0012"``.
+
+    Tokens are left out when no message reported usage; an unknown cost
+    reads ``cost unknown``, followed by the known part when some replies
+    were priced: ``cost unknown (2 of 5 replies unpriced; $0.0012 for the rest)``.
+    """
+    parts = []
+    if t.reported:
+        parts.append(f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens")
+    if t.cost is not None or not t.priced:
+        parts.append(format_cost(t.cost))
+    else:
+        total = t.priced + t.unpriced
+        parts.append(
+            f"cost unknown ({t.unpriced} of {total} replies unpriced; {format_cost(t.known_cost)} for the rest)"
+        )
+    return " · ".join(parts)
+
+
+def _count(usage: dict[str, Any], key: str) -> int:
+    v = usage.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
