@@ -149,14 +149,14 @@ def test_reply_is_available_from_python_and_html_is_escaped(nb):
     html = r.html()
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert all("text/markdown" not in d["data"] for d in r.displays)
-    assert re.search(r"— offline · [\d.]+ m?s · t\d+-\w+ · leaf [0-9a-f]{12} · 2 entries written", r.stdout)
+    assert re.search(r"— offline · cost unknown · [\d.]+ m?s · t\d+-\w+ · leaf [0-9a-f]{12} · 2 entries written", r.stdout)
 
 
 def test_one_line_usage_errors(nb):
     sid = nb.fresh()
     assert "did you mean '--meta'" in one_line_usage_error(nb.cell("x", [], new_cell_id(), options="--metta"))
     assert "did you mean 'rewind'" in one_line_usage_error(nb.k.run("%durable rewnid"))
-    assert "no entry 'deadbeef'" in one_line_usage_error(nb.k.run("%durable branch deadbeef"))
+    assert "no entry or label 'deadbeef'" in one_line_usage_error(nb.k.run("%durable branch deadbeef"))
     assert "tagged both meta and ephemeral" in one_line_usage_error(nb.cell("x", ["meta", "ephemeral"], new_cell_id()))
     nb.cell("now", ["ephemeral"], new_cell_id())
     nb.cell("q", [], new_cell_id())

@@ -44,7 +44,7 @@ def test_tools_added_by_name_run_in_a_turn_and_list_with_their_schemas(nb):
     r = nb.cell('call add {"a": 2, "b": 3}', [], new_cell_id())
     assert r.status == "ok", r
     assert '⚙ add({"a": 2, "b": 3}) → 5 · ' in r.stdout
-    assert "— offline · 2 model calls · " in r.stdout and "4 entries written" in r.stdout
+    assert "— offline · cost unknown · 2 model calls · " in r.stdout and "4 entries written" in r.stdout
     roles = [x["message"]["role"] for x in nb.log(sid)[1:]]
     assert roles == ["user", "assistant", "tool_result", "assistant"]
     assert nb.log(sid)[-1]["message"]["timing"]["total_ms"] >= 0
