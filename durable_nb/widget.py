@@ -54,6 +54,7 @@ from .session import (
     codec,
     display_text,
     elided_count,
+    is_aside,
     kept_from,
     model_view,
     transcript_view,
@@ -108,7 +109,9 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     previews them as ``name({arguments})``), ``bad_arguments`` (calls whose
     arguments were not a JSON object), ``thinking`` (count of Thinking
     blocks), ``reminders`` (count of Reminder blocks), ``tool_call_id``,
-    ``is_error``, ``duration_ms`` (a tool result's ``timing``); a custom entry adds ``kind`` and
+    ``is_error``, ``duration_ms`` (a tool result's ``timing``); a custom entry adds ``kind``,
+    ``aside`` (true for another tool's bookkeeping record, :func:`~durable_nb.session.is_aside`:
+    drawn off the chain like an ephemeral entry, never a branch) and
     previews its data as JSON; a compaction adds
     ``first_kept_id``, ``tokens_before`` and ``elides`` = ``[first, last,
     count]`` of the entries before ``first_kept_id`` on its path.
@@ -158,6 +161,7 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     elif isinstance(entry, CustomEntry):
         r["type"] = "custom"
         r["kind"] = entry.kind
+        r["aside"] = is_aside(entry)
         data = codec.encode(entry).get("data")
         if data:
             r["preview"] = _preview(json.dumps(data, ensure_ascii=False, default=str))

@@ -17,7 +17,7 @@ from ..durable import Agent
 from ..errors import CorruptLog, DurableError
 from ..session import DecodeError, Entry, MemoryStore, safe_session_id
 from . import claude_code, codex, pi, pi_go
-from .common import read_records
+from .common import fill_times, mtime_iso, read_records
 from .pi_go import upgrade_legacy_meta
 
 
@@ -149,6 +149,7 @@ def open_session(path: str | Path) -> Imported:
         module = {"pi": pi, "claude_code": claude_code, "codex": codex}[fmt]
         loaded = module.load(p, records)
         loaded.warnings[:0] = notes
+        fill_times(loaded.entries, mtime_iso(p))
     try:
         agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
     except DecodeError as e:  # a value no converter checked; still a clear error naming the file

@@ -11,7 +11,7 @@ Each line is a record; ``uuid``/``parentUuid`` make a tree. Mapping:
   children of any of those lines hang off the merged message.
   ``thinking`` and ``redacted_thinking`` blocks → :class:`~durable_nb.ai.Thinking`
   blocks of the message (signature or encrypted data kept); other non-message
-  blocks → a custom ``claude_code.<block type>`` entry just before the message;
+  blocks → an aside ``claude_code.block.<block type>`` hanging off the message;
 - parallel tool calls: Claude Code hangs each result off the line of its own
   call, so a plain leaf-to-root walk loses all but one result. Results of
   one merged message are chained one after another (in file order), and the
@@ -21,16 +21,22 @@ Each line is a record; ``uuid``/``parentUuid`` make a tree. Mapping:
   root); the ``isCompactSummary`` user line after it → a compaction entry
   (summary = its text, nothing before kept verbatim, ``tokens_before`` =
   ``compactMetadata.preTokens``), so the summary reaches the model view once;
-- everything else (``progress``, other ``system`` subtypes,
+- everything else (``progress`` and hook lines, other ``system`` subtypes,
   ``file-history-snapshot``, ``queue-operation``, ``summary``, unknown types)
-  → custom ``claude_code.<type>[.<subtype>]`` with the raw record in ``data``.
-  Records without a uuid get the id ``<type>@<line>`` and hang off the
-  record before them (a one-entry side branch), off the chain.
+  → an *aside* (:func:`~durable_nb.session.is_aside`): a custom
+  ``claude_code.<type>[.<subtype>]`` with the raw record in ``data``, hanging
+  off the conversation entry it follows without continuing it, so it never
+  makes a branch and the transcript (the path) leaves it out. What Claude
+  Code chained after such a record continues from that conversation entry.
+  Records without a uuid get the id ``<type>@<line>``.
 
-Sidechain lines (subagents) keep their own tree; a subagent file's first
-lines name parents in the main session file, which are not there: they
-become roots (one warning counts them). The leaf is the last main-chain
-user/assistant/system line.
+A sidechain (a subagent run: ``isSidechain`` lines) hangs off a custom
+``claude_code.sidechain`` entry (id ``sidechain:<agentId>``, ``data.name``
+``agent-<agentId>``), itself hanging off the main-conversation line the run
+started from, or a root when that line is not in the file (a subagent file,
+whose first lines point into the main session file: those parent uuids are
+kept in ``data.entered_from``). The leaf is the last main-chain user or
+assistant line (in a subagent file: the last line).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ai
-from ..session import CompactionEntry, Entry, MessageEntry, safe_session_id
+from ..session import CompactionEntry, CustomEntry, Entry, MessageEntry, is_aside, safe_session_id
 from .common import (
     Loaded,
     Record,
@@ -103,6 +109,15 @@ class _Reader:
         self.fallback_leaf = ""
         self.unresolved_logical = 0
         self.repeats = 0
+        self.ids: set[str] = set()
+        self.outside = 0  # sidechain lines whose parent is not in this file
+        self.heads: dict[str, CustomEntry] = {}  # sidechain head id -> its claude_code.sidechain entry
+        self.sidechain_ids: set[str] = set()
+        self.entry_parent: dict[int, str] = {}  # id(record) -> parent chosen for it (a sidechain head)
+
+    def line_parent(self, obj: dict[str, Any]) -> str:
+        """Return the entry a user/assistant line continues from."""
+        return self.entry_parent.pop(id(obj), None) or self.parent(obj.get("parentUuid"))
 
     def parent(self, uuid: Any) -> str:
         if not isinstance(uuid, str) or not uuid:
@@ -111,6 +126,7 @@ class _Reader:
 
     def add(self, e: Entry) -> Entry:
         self.entries.append(e)
+        self.ids.add(e.id)
         return e
 
     def record(self, lineno: int, obj: dict[str, Any]) -> None:
@@ -119,15 +135,22 @@ class _Reader:
         uuid = obj.get("uuid")
         at = obj.get("timestamp")
         if not isinstance(uuid, str) or not uuid:
-            self.add(custom(f"claude_code.{t}", obj, f"{t}@{lineno}", self.last_uuid_entry, at))
+            self.aside(f"claude_code.{t}", obj, f"{t}@{lineno}", self.last_uuid_entry, at)
             return
         if uuid in self.alias:  # the same line written twice
             self.repeats += 1
             return
-        if t == "assistant" and isinstance(obj.get("message"), dict):
-            self.assistant(uuid, obj, at)
-        elif t == "user" and isinstance(obj.get("message"), dict):
-            self.user(uuid, obj, at)
+        side = bool(obj.get("isSidechain"))
+        if t in ("assistant", "user") and isinstance(obj.get("message"), dict):
+            if side:
+                self.enter_sidechain(obj, at)
+            (self.assistant if t == "assistant" else self.user)(uuid, obj, at)
+            self.last_uuid_entry = self.alias[uuid]
+            if side:
+                self.sidechain_ids.add(self.last_uuid_entry)
+            else:
+                self.leaf = self.last_uuid_entry
+            self.fallback_leaf = self.last_uuid_entry
         elif t == "system" and obj.get("subtype") == "compact_boundary":
             logical = obj.get("logicalParentUuid")
             if isinstance(logical, str) and logical in self.alias:
@@ -139,16 +162,45 @@ class _Reader:
             self.add(custom("claude_code.system.compact_boundary", obj, uuid, p, at))
             self.alias[uuid] = uuid
             self.boundaries[uuid] = obj
-        else:
+            self.last_uuid_entry = self.leaf = uuid
+        else:  # progress, hooks, other system lines, summaries, unknown types: asides
             sub = obj.get("subtype") if t == "system" and isinstance(obj.get("subtype"), str) else ""
             kind = f"claude_code.{t}" + (f".{sub}" if sub else "")
-            self.add(custom(kind, obj, uuid, self.parent(obj.get("parentUuid")), at))
-            self.alias[uuid] = uuid
-        self.last_uuid_entry = self.alias.get(uuid, uuid)
-        if t in ("user", "assistant", "system"):
-            if not obj.get("isSidechain"):
-                self.leaf = self.last_uuid_entry
-            self.fallback_leaf = self.last_uuid_entry
+            p = self.parent(obj.get("parentUuid"))
+            self.aside(kind, obj, uuid, p, at)
+            self.alias[uuid] = p  # what continues from it continues from the conversation entry
+
+    def aside(self, kind: str, raw: dict[str, Any], id: str, parent: str, at: Any) -> None:
+        """Add a bookkeeping record as an aside hanging off ``parent`` (see :func:`~durable_nb.session.is_aside`)."""
+        e = custom(kind, raw, id, parent, at)
+        assert is_aside(e), kind
+        self.add(e)
+
+    def enter_sidechain(self, obj: dict[str, Any], at: Any) -> None:
+        """Hang a sidechain line that starts a subagent run (its parent is missing, empty or on the
+        main conversation) off a ``claude_code.sidechain`` entry naming the run."""
+        raw_parent = obj.get("parentUuid")
+        p = self.parent(raw_parent)
+        if p and p in self.sidechain_ids:
+            return
+        agent = obj.get("agentId") if isinstance(obj.get("agentId"), str) else ""
+        head_id = f"sidechain:{agent or 'subagent'}"
+        head = self.heads.get(head_id)
+        if head is None:
+            parent = p if p in self.ids else ""
+            data: dict[str, Any] = {
+                "name": f"agent-{agent}" if agent else "subagent",
+                "agentId": agent,
+                "entered_from": [],
+            }
+            head = custom("claude_code.sidechain", data, head_id, parent, at)
+            self.add(head)
+            self.heads[head_id] = head
+            self.sidechain_ids.add(head_id)
+        if raw_parent:
+            head.data["entered_from"].append(raw_parent)
+            self.outside += p not in self.ids
+        self.entry_parent[id(obj)] = head_id
 
     def assistant(self, uuid: str, obj: dict[str, Any], at: Any) -> None:
         m = obj["message"]
@@ -161,7 +213,7 @@ class _Reader:
         if g is None:
             g = MessageEntry(
                 id=uuid,
-                parent_id=self.parent(obj.get("parentUuid")),
+                parent_id=self.line_parent(obj),
                 created_at=at if isinstance(at, str) else "",
                 message=ai.Message(role="assistant", content=[]),
             )
@@ -174,16 +226,14 @@ class _Reader:
         if m.get("stop_reason") and isinstance(m.get("stop_reason"), str):
             g.message.stop_reason = m["stop_reason"]
         g.message.usage = int_usage(m.get("usage")) or g.message.usage
-        if other:  # thinking etc.: a custom entry slotted in just before the message
-            kind = "claude_code." + "+".join(sorted({str(b.get("type")) for b in other}))
-            cid = f"{uuid}.{other[0].get('type')}"
-            c = self.add(custom(kind, {"blocks": other, "uuid": uuid}, cid, g.parent_id, at))
-            g.parent_id = c.id
+        if other:  # blocks a message cannot hold: an aside hanging off the message
+            kind = "claude_code.block." + "+".join(sorted({str(b.get("type")) for b in other}))
+            self.aside(kind, {"blocks": other, "uuid": uuid}, f"{uuid}.{other[0].get('type')}", g.id, at)
         self.alias[uuid] = g.id
 
     def user(self, uuid: str, obj: dict[str, Any], at: Any) -> None:
         m = obj["message"]
-        p = self.parent(obj.get("parentUuid"))
+        p = self.line_parent(obj)
         if obj.get("isCompactSummary"):
             meta = (self.boundaries.get(obj.get("parentUuid") or "") or {}).get("compactMetadata") or {}
             pre = meta.get("preTokens")
@@ -228,9 +278,6 @@ class _Reader:
         if rest or not results:
             blocks, other = _blocks(rest)
             mid = uuid if not results else f"{uuid}.text"
-            if other:
-                c = self.add(custom("claude_code.block", {"blocks": other, "uuid": uuid}, f"{uuid}.blocks", last, at))
-                last = c.id
             meta = bool(obj.get("isMeta"))
             msg = ai.Message(
                 role="user",
@@ -239,6 +286,8 @@ class _Reader:
                 origin=META_ORIGIN if meta else None,
             )
             self.add(message(mid, last, at, msg))
+            if other:  # blocks a message cannot hold: an aside hanging off the message
+                self.aside("claude_code.block", {"blocks": other, "uuid": uuid}, f"{uuid}.blocks", mid, at)
             last = mid
         self.alias[uuid] = last
 
@@ -257,6 +306,11 @@ class _Reader:
             notes.append(
                 f"{self.path.name}: {missing} record(s) name a parent that is not in this file (e.g. a subagent "
                 "transcript whose first lines point into the main session); each starts a new root"
+            )
+        if self.outside:
+            notes.append(
+                f"{self.path.name}: {self.outside} line(s) of a subagent run continue from lines that are not in "
+                "this file (the main session's); they hang off the run's claude_code.sidechain entry"
             )
         if self.repeats:
             notes.append(f"{self.path.name}: {self.repeats} line(s) repeat a uuid already read; they are shown once")

@@ -20,9 +20,15 @@ here follows the previous one (ids ``L<line>``). Mapping:
 - ``event_msg`` ``thread_rolled_back`` (``num_turns`` N) → what follows
   continues from before the N-th last user turn, so the rolled-back turns
   stay in the log as a side branch;
+- ``event_msg`` ``user_message`` / ``agent_message`` / ``agent_reasoning``
+  that repeat an item (Codex writes what a person sees twice: for the model
+  and for its UI) are folded into that item: no entry of their own (an event
+  carrying anything more, such as images, is kept as an aside);
 - everything else (``session_meta``, ``turn_context``, other ``event_msg``
-  such as ``token_count``, ``reasoning``, ``web_search_call``) → custom
-  ``codex.<type>[.<payload type>]`` with the raw record in ``data``.
+  such as ``token_count``, ``reasoning``, ``web_search_call``) → an *aside*
+  (:func:`~durable_nb.session.is_aside`): custom
+  ``codex.<type>[.<payload type>]`` with the raw record in ``data``, hanging
+  off the current entry without advancing (off the path, no branch).
 
 The session's base instructions (the system prompt, in ``session_meta``) stay
 in that custom entry: a message has no system role.
@@ -31,11 +37,12 @@ in that custom entry: a message has no system role.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .. import ai
-from ..session import CompactionEntry, Entry, MessageEntry, is_turn_start, safe_session_id
+from ..session import CompactionEntry, Entry, MessageEntry, is_aside, is_turn_start, safe_session_id
 from .common import (
     Loaded,
     Record,
@@ -116,31 +123,71 @@ def _call(p: dict[str, Any]) -> ai.ToolCall:
     return tool_call(cid, "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {})
 
 
-def _typed_user_items(records: list[tuple[int, dict[str, Any]]]) -> tuple[set[int], bool]:
-    """Return the line numbers of user messages the user typed, paired with
-    ``event_msg`` ``user_message`` events, and whether the log has such events."""
-    typed: set[int] = set()
+def _paired(
+    records: list[tuple[int, dict[str, Any]]], event: str, is_item: Callable[[dict[str, Any]], bool]
+) -> tuple[set[int], set[int], bool]:
+    """Return the line numbers of the ``response_item`` records that an ``event_msg`` of type
+    ``event`` repeats, the line numbers of those events, and whether the log has such events.
+
+    Codex writes what a person sees twice: the item the model reads and an event
+    for the UI (``user_message``, ``agent_message``, ``agent_reasoning``), the
+    event just before or just after its item. An event pairs with the latest
+    unpaired item before it, else with the next item. O(records).
+    """
+    items: set[int] = set()
+    events: set[int] = set()
     pending_item: int | None = None
-    pending_event = False
+    pending_event: int | None = None
     seen = False
     for lineno, obj in records:
         p = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-        if obj.get("type") == "event_msg" and p.get("type") == "user_message":
+        if obj.get("type") == "event_msg" and p.get("type") == event:
             seen = True
             if pending_item is not None:
-                typed.add(pending_item)
+                items.add(pending_item)
+                events.add(lineno)
                 pending_item = None
             else:
-                pending_event = True
-        elif obj.get("type") == "response_item" and p.get("type") == "message" and p.get("role") == "user":
-            if context_origin(text_of(p.get("content"))):
-                continue
-            if pending_event:
-                typed.add(lineno)
-                pending_event = False
+                pending_event = lineno
+        elif obj.get("type") == "response_item" and is_item(p):
+            if pending_event is not None:
+                items.add(lineno)
+                events.add(pending_event)
+                pending_event = None
             else:
                 pending_item = lineno
-    return typed, seen
+    return items, events, seen
+
+
+def _typed_user(p: dict[str, Any]) -> bool:
+    return p.get("type") == "message" and p.get("role") == "user" and not context_origin(text_of(p.get("content")))
+
+
+def _assistant_text(p: dict[str, Any]) -> bool:
+    return p.get("type") == "message" and p.get("role") == "assistant"
+
+
+def _reasoning(p: dict[str, Any]) -> bool:
+    return p.get("type") == "reasoning"
+
+
+# The fields of a UI event that only repeat its item (or are empty): such an event is folded into the item.
+_REPEATING = {"type", "message", "text", "images", "local_images", "text_elements", "kind", "phase"}
+
+
+def _folded(records: list[tuple[int, dict[str, Any]]]) -> tuple[set[int], bool, set[int]]:
+    """Return the typed user items, whether the log records typed input, and the
+    ``event_msg`` lines folded into the item they repeat (left out of the entries)."""
+    typed, user_events, has_events = _paired(records, "user_message", _typed_user)
+    _, agent_events, _ = _paired(records, "agent_message", _assistant_text)
+    _, reasoning_events, _ = _paired(records, "agent_reasoning", _reasoning)
+    folded = set()
+    for lineno, obj in records:
+        if lineno in user_events or lineno in agent_events or lineno in reasoning_events:
+            p = obj["payload"]
+            if all(k in _REPEATING and (k in ("type", "message", "text") or not v) for k, v in p.items()):
+                folded.add(lineno)
+    return typed, has_events, folded
 
 
 class _Reader:
@@ -162,6 +209,11 @@ class _Reader:
             self.cur = e.id
         return e
 
+    def aside(self, e: Entry) -> None:
+        """Add a record that is not a message as an aside hanging off the current entry (it does not advance)."""
+        assert is_aside(e), e
+        self.add(e, advance=False)
+
     def record(self, lineno: int, obj: dict[str, Any]) -> None:
         t = obj.get("type")
         p = obj.get("payload")
@@ -177,7 +229,7 @@ class _Reader:
         else:
             kind = f"codex.{t if isinstance(t, str) and t else 'record'}"
             kind += f".{pt}" if t == "event_msg" and pt else ""
-            self.add(custom(kind, obj, id, self.cur, at))
+            self.aside(custom(kind, obj, id, self.cur, at))
 
     def item(self, id: str, lineno: int, p: dict[str, Any], at: Any, injected: str | None = None) -> None:
         t = p["type"]
@@ -206,7 +258,7 @@ class _Reader:
                 if origin is None and self.has_events and lineno not in self.typed:
                     origin = "codex:injected"
             elif role != "user":
-                self.add(custom("codex.response_item.message", p, id, self.cur, at))
+                self.aside(custom("codex.response_item.message", p, id, self.cur, at))
                 return
             msg = ai.Message(
                 role="user",
@@ -227,7 +279,7 @@ class _Reader:
             )
             self.add(message(id, self.cur, at, msg))
         else:
-            self.add(custom(f"codex.response_item.{t}", p, id, self.cur, at))
+            self.aside(custom(f"codex.response_item.{t}", p, id, self.cur, at))
 
     def compacted(self, id: str, p: dict[str, Any], at: Any) -> None:
         self.open = None
@@ -244,7 +296,7 @@ class _Reader:
             if isinstance(h, dict) and h.get("type") in ("message", *_ASSISTANT_ITEMS, *_OUTPUT_ITEMS):
                 self.item(f"{id}.r{k}", -1, h, at, injected="codex:replacement_history")
             else:
-                self.add(
+                self.aside(
                     custom(
                         f"codex.replacement_history.{h.get('type') if isinstance(h, dict) else 'item'}",
                         h if isinstance(h, dict) else {"item": h},
@@ -285,10 +337,12 @@ def load(path: Path, records: list[Record]) -> Loaded:
             (n, {"type": "response_item", "payload": o} if "type" in o else {"type": "state", "payload": o})
             for n, o in records[1:]
         ]
-    typed, has_events = _typed_user_items(records)
+    typed, has_events, folded = _folded(records)
     r = _Reader(path, typed, has_events)
     sid = ""
     for lineno, obj in records:
+        if lineno in folded:
+            continue
         guarded(path, lineno, lambda: r.record(lineno, obj))
         p = obj.get("payload")
         if not sid and obj.get("type") == "session_meta" and isinstance(p, dict) and isinstance(p.get("id"), str):

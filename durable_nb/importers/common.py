@@ -9,14 +9,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .. import ai
 from ..errors import CorruptLog, DurableError
 from ..session import CustomEntry, Entry, MessageEntry, encode
+from ..session.entry import now
 from ..session.jsonlstore import json_object, torn_note
 
 Record = tuple[int, dict[str, Any]]
@@ -141,6 +144,39 @@ def text_of(content: Any) -> str:
     if isinstance(content, list):
         return "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
+
+
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+
+
+def fill_times(entries: list[Entry], fallback: str) -> int:
+    """Give every entry a valid ``created_at`` (an ISO 8601 time; pi-go refuses an empty one) and
+    return how many were filled.
+
+    An entry without one (a record with no timestamp, such as a Claude Code
+    file snapshot) takes the time of the entry before it in log order; those
+    before the first timed entry take its time; with none at all, ``fallback``
+    (the file's modification time). O(n).
+    """
+    first = next((e.created_at for e in entries if _ISO.match(e.created_at)), fallback)
+    last = first
+    filled = 0
+    for e in entries:
+        if _ISO.match(e.created_at):
+            last = e.created_at
+        else:
+            e.created_at = last
+            filled += 1
+    return filled
+
+
+def mtime_iso(path: Path) -> str:
+    """Return the file's modification time as an ISO 8601 UTC string (``Z``), or now when it cannot be read."""
+    try:
+        t = path.stat().st_mtime
+    except OSError:
+        return now()
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def dedupe(entries: list[Entry], notes: list[str], source: str) -> list[Entry]:

@@ -18,8 +18,10 @@ from .locate import describe, open_store, store_kind
 from .memstore import MemoryStore
 from .pgstore import PostgresStore
 from .rules import (
+    ASIDE,
     elided_count,
     entry_kind,
+    is_aside,
     is_legacy_meta,
     is_turn_start,
     kept_from,
@@ -69,7 +71,9 @@ __all__ = [
     "describe",
     "display_text",
     "elided_count",
+    "ASIDE",
     "entry_kind",
+    "is_aside",
     "encode",
     "encode_line",
     "index",

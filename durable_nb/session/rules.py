@@ -64,12 +64,37 @@ def elided_count(path: Sequence[Entry]) -> int:
     return kept_from(path, at) if at >= 0 else 0
 
 
+ASIDE = "aside"
+# Custom-entry kinds of other tools' bookkeeping records (progress lines, hook output, file snapshots,
+# queue operations, token counts, turn contexts, ...): every kind under these prefixes is an aside,
+# except the records that shape the conversation (ON_CHAIN_KINDS).
+ASIDE_PREFIXES = ("claude_code.", "codex.")
+ON_CHAIN_KINDS = frozenset(
+    {"claude_code.system.compact_boundary", "claude_code.sidechain", "codex.event_msg.thread_rolled_back"}
+)
+
+
+def is_aside(entry: Entry) -> bool:
+    """Return whether ``entry`` is an *aside*: a custom entry holding another tool's bookkeeping
+    record (a Claude Code progress/hook/snapshot/queue line, a Codex event or turn context).
+
+    Importers hang an aside off the conversation entry it belongs to without
+    continuing from it (as an ephemeral entry hangs off the leaf), so it never
+    makes a branch; the transcript leaves it out (it is off the path) and the
+    widget counts no branch for it. Its kind, for listings and filters, is
+    :data:`ASIDE` (see :func:`entry_kind`); its own ``kind`` still names the
+    record (``claude_code.progress.hook_progress``). O(1).
+    """
+    return isinstance(entry, CustomEntry) and entry.kind.startswith(ASIDE_PREFIXES) and entry.kind not in ON_CHAIN_KINDS
+
+
 def entry_kind(entry: Entry) -> str:
-    """Return an entry's kind as listings and counts name it.
+    """Return an entry's kind as listings, counts and the widget's kind filter name it.
 
     A message: its injection (``meta``, ``ephemeral``) if any, else its role
-    (``user``, ``assistant``, ``tool_result``); ``compaction``; a custom
-    entry: its kind (``custom`` when empty); anything else: its class name. O(1).
+    (``user``, ``assistant``, ``tool_result``); ``compaction``; an aside
+    (:func:`is_aside`): ``aside``; another custom entry: its kind (``custom``
+    when empty); anything else: its class name. O(1).
     """
     if isinstance(entry, MessageEntry):
         m = entry.message
@@ -77,7 +102,7 @@ def entry_kind(entry: Entry) -> str:
     if isinstance(entry, CompactionEntry):
         return "compaction"
     if isinstance(entry, CustomEntry):
-        return entry.kind or "custom"
+        return ASIDE if is_aside(entry) else entry.kind or "custom"
     return type(entry).__name__
 
 

@@ -138,12 +138,12 @@ def test_03_inspecting_sessions(tmp_path):
     leaf_view = text_of(cells["views-leaf"])
     assert "compaction | user: The conversation before this point was compacted" in leaf_view
     # continuing the Claude Code log: its active path copied into the notebook's store (the log unchanged, above)
-    assert "21 entries copied" in text_of(cells["claude-fork"])
+    assert "17 entries copied" in text_of(cells["claude-fork"])
     assert "uses it now: True | still inspecting: False" in text_of(cells["claude-fork"])
     cont = text_of(cells["claude-continue"])
     assert cont.startswith("I received 18 messages") and "18. user: What did you try so far" in cont
     forks = [p for p in (tmp_path / ".durable").glob("claude-*.jsonl")]
-    assert len(forks) == 1 and len(forks[0].read_text().splitlines()) == 1 + 21 + 2
+    assert len(forks) == 1 and len(forks[0].read_text().splitlines()) == 1 + 17 + 2
 
 
 def test_04_agents_and_tools(tmp_path):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from importer_helpers import opened, raw_lines, synthesized
 
 from durable_nb import ai
-from durable_nb.session import CompactionEntry, CustomEntry, MessageEntry, path
+from durable_nb.session import CompactionEntry, CustomEntry, MessageEntry, display_text, entry_kind, is_aside, path
 
 TOOL_HEAVY = "spotter-tool_heavy.jsonl"
 COMPACTION = "spotter-4d5611e5-compaction-excerpt.jsonl"
@@ -127,11 +129,64 @@ def test_before_the_compaction_parallel_calls_are_answered_too():
 def test_subagent_sidechain_file_with_parents_in_the_main_session():
     imp = opened(SUBAGENT)
     a = imp.agent
-    assert any("3 record(s) name a parent that is not in this file" in w for w in imp.warnings)
+    assert any("3 line(s) of a subagent run continue from lines that are not in this file" in w for w in imp.warnings)
+    # The run is one labelled branch: one root, the sidechain entry naming the subagent, which keeps
+    # the main-session uuids its first lines pointed at.
     roots = [e for e in a.entries() if not e.parent_id]
-    assert len(roots) == 3
+    assert [r.id for r in roots] == ["sidechain:acompact-e1f845"]
+    head = roots[0]
+    assert head.kind == "claude_code.sidechain" and head.data["name"] == "agent-acompact-e1f845"
+    firsts = [o["parentUuid"] for o in raw_lines(SUBAGENT)[:3]]
+    assert head.data["entered_from"] == firsts
     msgs = a.messages()
     assert [m.role for m in msgs] == ["user", "user", "assistant"]
     assert msgs[0].injected is ai.Injection.META and msgs[0].text().startswith("<system-reminder>")
-    assert [e.message.role for e in a.transcript()] == ["user", "assistant"]
+    shown = a.transcript()
+    assert shown[0] is a.entry(head.id)  # the transcript names the run
+    assert [e.message.role for e in shown[1:]] == ["user", "assistant"]
     assert path(a.entries(), a.leaf_id)[-1].message.text().lstrip().startswith("<analysis>")
+
+
+def _durable_children(entries, id):
+    return [e for e in entries if e.parent_id == id and not is_aside(e)]
+
+
+def test_bookkeeping_records_hang_off_the_conversation_and_make_no_branch():
+    """Progress, hook, snapshot, queue and local-command records are asides: off the path, no
+    branch marker anywhere on the main conversation, no hook JSON in the transcript."""
+    a = opened(TOOL_HEAVY).agent
+    entries = a.entries()
+    on_path = a.path()
+    assert all(isinstance(e, MessageEntry) for e in on_path)
+    # A branch marker is drawn where an entry has more than one child that is not an aside
+    # (and at the root level when several roots are not asides): none on this conversation.
+    for e in on_path:
+        assert len(_durable_children(entries, e.id)) <= 1, e.id
+    assert len([e for e in entries if not e.parent_id and not is_aside(e)]) == 1
+    side = [e for e in entries if is_aside(e)]
+    assert {e.kind for e in side} >= {
+        "claude_code.progress",
+        "claude_code.queue-operation",
+        "claude_code.file-history-snapshot",
+        "claude_code.system.local_command",
+    }
+    assert {entry_kind(e) for e in side} == {"aside"}  # the kind the widget's filter and listings use
+    # Each aside hangs off a conversation entry (or is a root before the first one): not off another aside.
+    ids = {e.id: e for e in entries}
+    assert all(not e.parent_id or not is_aside(ids[e.parent_id]) for e in side)
+    # The hook progress of a tool call hangs off the message that made the call.
+    hook = next(e for e in side if e.id.startswith("eb76f9cb"))
+    assert a.entry(hook.parent_id).message.tool_calls()
+    shown = " ".join(display_text(e) for e in a.transcript())
+    assert "hook_progress" not in shown and "hookEvent" not in shown and "PostToolUse" not in shown
+    assert not [e for e in a.transcript() if isinstance(e, CustomEntry)]
+    # Every entry has a valid time, also the records Claude Code wrote without one (snapshots).
+    assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", e.created_at) for e in entries)
+
+
+def test_compaction_excerpt_main_conversation_has_no_branch_marker():
+    a = opened(COMPACTION).agent
+    entries = a.entries()
+    for e in a.path():
+        assert len(_durable_children(entries, e.id)) <= 1, e.id
+    assert "SessionStart" not in " ".join(display_text(e) for e in a.transcript())

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from importer_helpers import opened, raw_lines, synthesized, texts
 
 from durable_nb import ai
-from durable_nb.session import CompactionEntry, CustomEntry, MessageEntry
+from durable_nb.session import CompactionEntry, CustomEntry, MessageEntry, encode, entry_kind, is_aside
 
 SIMONW = "simonw-sample_codex_session-871966d.jsonl"
 LOCALPUSH = "localpush-rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"
@@ -47,7 +49,7 @@ def test_developer_messages_and_untyped_user_context_are_meta_in_a_redacted_roll
     assert calls == sorted(m.tool_call_id for m in msgs if m.role == "tool_result") and len(calls) == 5
     # Every line is kept: one entry per line (the merged response reuses its first line's id).
     merged = sum(1 for m in msgs if m.role == "assistant" and m.tool_calls())
-    assert len(a.entries()) + merged == len(raw_lines(LOCALPUSH))
+    assert len(a.entries()) + merged + 13 == len(raw_lines(LOCALPUSH))  # 13 UI events folded (see below)
 
 
 def test_compacted_with_replacement_history():
@@ -110,3 +112,34 @@ def test_plain_compacted_summary_and_parallel_calls():
     patch = next(m for m in msgs if m.role == "assistant" and [c.name for c in m.tool_calls()] == ["apply_patch"])
     assert patch.tool_calls()[0].arguments == {"input": "*** Begin Patch\n*** End Patch"}
     assert synthesized(msgs) == []
+
+
+REPEATS = ("user_message", "agent_message", "agent_reasoning")
+
+
+def test_one_entry_per_message_ui_events_are_folded_into_their_item():
+    """Codex writes what a person sees twice (a response item for the model, an event_msg for its UI):
+    each message is one entry, and the events that only repeat it are folded into it."""
+    lines = raw_lines(LOCALPUSH)
+    events = [o for o in lines if o["type"] == "event_msg" and o["payload"]["type"] in REPEATS]
+    assert len(events) == 13  # 1 user_message, 6 agent_message, 6 agent_reasoning
+    a = opened(LOCALPUSH).agent
+    kinds = [getattr(e, "kind", "") for e in a.entries()]
+    assert not [k for k in kinds if k.split(".")[-1] in REPEATS]
+    # Each redacted text is in exactly one entry (the event repeats it under the same hash).
+    for o in events[:7]:
+        sha = (o["payload"].get("message") or o["payload"].get("text")).split("sha=")[1]
+        holders = [e for e in a.entries() if sha in json.dumps(encode(e))]
+        assert len(holders) == 1, sha
+    # The other records hang off the conversation as asides: the path holds messages only, no branch.
+    assert all(isinstance(e, MessageEntry) for e in a.path())
+    side = [e for e in a.entries() if is_aside(e)]
+    assert side and {entry_kind(e) for e in side} == {"aside"}
+    assert all(not isinstance(e, MessageEntry) or len(children(a, e.id, durable=True)) <= 1 for e in a.entries())
+    # The simonw opening has a typed prompt and its user_message event: one entry for both.
+    b = opened(SIMONW).agent
+    assert sum("analyse the MD files" in json.dumps(encode(e)) for e in b.entries()) == 1
+
+
+def children(agent, id, durable=False):
+    return [e for e in agent.entries() if e.parent_id == id and not (durable and is_aside(e))]
