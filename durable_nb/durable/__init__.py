@@ -8,6 +8,7 @@ agent.run(durable.meta("Answer in French.", origin="skill:fr"),
 """
 
 from .agent import COMPACT_PROMPT, Agent, RunStream, estimate_tokens, new_session_id
+from .comparison import Comparison, compare
 from .events import Event
 from .inputs import ephemeral, file, image, meta, system, text
 from .settings import SettingsError, check_settings, read_value
@@ -16,6 +17,7 @@ from .tools import Tool, ToolArgumentsError, ToolError, as_tool, as_tools
 __all__ = [
     "COMPACT_PROMPT",
     "Agent",
+    "Comparison",
     "Event",
     "RunStream",
     "SettingsError",
@@ -25,6 +27,7 @@ __all__ = [
     "as_tool",
     "as_tools",
     "check_settings",
+    "compare",
     "ephemeral",
     "estimate_tokens",
     "file",

@@ -413,6 +413,22 @@ def dry_run(m: DurableMagics, call: Call) -> None:
     print(dry_run_text(msgs, new, model_label(st.own.model)))
 
 
+@verb(
+    "compare <entry> <entry> [entry...]",
+    "two or more entries (ids, labels or id prefixes) side by side: each one's request,\n"
+    "reply, model, settings, tokens, cost and time, and what the requests differ in",
+    nargs=(2, 10**6),
+)
+def compare(m: DurableMagics, call: Call):
+    from ..durable import compare as compare_entries
+    from ..session.labels import names_by_target
+    from ..share import comparison
+
+    a = m.state.agent
+    state = comparison.state(compare_entries(a, *call.args), names_by_target(a.entries()))
+    return comparison.StaticComparison(state)
+
+
 @verb("show", "the session widget (tree, model/transcript views)")
 def show(m: DurableMagics, call: Call):
     try:
