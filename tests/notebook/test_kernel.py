@@ -149,7 +149,9 @@ def test_reply_is_available_from_python_and_html_is_escaped(nb):
     html = r.html()
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert all("text/markdown" not in d["data"] for d in r.displays)
-    assert re.search(r"— offline · cost unknown · [\d.]+ m?s · t\d+-\w+ · leaf [0-9a-f]{12} · 2 entries written", r.stdout)
+    assert re.search(
+        r"— offline · cost unknown · [\d.]+ m?s · t\d+-\w+ · leaf [0-9a-f]{12} · 2 entries written", r.stdout
+    )
 
 
 def test_one_line_usage_errors(nb):
