@@ -16,7 +16,7 @@ from pathlib import Path
 from ..durable import Agent
 from ..errors import CorruptLog, DurableError
 from ..session import DecodeError, Entry, MemoryStore, safe_session_id
-from . import claude_code, codex, pi, pi_go
+from . import claude_code, codex, llm_sqlite, pi, pi_go
 from .common import fill_times, mtime_iso, read_records
 from .pi_go import upgrade_legacy_meta
 
@@ -51,7 +51,7 @@ def in_memory(session_id: str, entries: list[Entry], leaf_id: str | None = None)
     return agent
 
 
-FORMATS = ("durable_nb", "pi", "claude_code", "codex")
+FORMATS = ("durable_nb", "pi", "claude_code", "codex", "llm")
 _CLAUDE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
 
@@ -107,13 +107,19 @@ def lone_surrogate_error(where: str) -> CorruptLog:
     )
 
 
-def open_session(path: str | Path) -> Imported:
+def open_session(path: str | Path, conversation: str | None = None) -> Imported:
     """Open the session log at ``path`` read-only and return an :class:`Imported`.
 
     The format is detected from the first record: durable_nb / pi-go JSONL
     (``session_init``), pi coding-agent sessions (``session`` header, v1–v3),
     Claude Code transcripts and Codex CLI rollouts (see ``docs/importers.md``
-    for each mapping). The session id comes from the log (or the file name),
+    for each mapping). An SQLite file is read as llm's log database (``llm
+    logs path``): ``conversation`` names the conversation (thread) id to open,
+    as a tree with its forks; without it, a database holding one conversation
+    opens it and one holding several raises
+    :class:`~durable_nb.importers.llm_sqlite.ChooseConversation` (a
+    DurableError whose ``conversations`` lists them; see
+    :func:`llm_conversations`). The session id comes from the log (or the file name),
     made safe for a store. The file is only read; the agent works on an
     in-memory copy, its leaf where the tool would resume.
 
@@ -127,6 +133,10 @@ def open_session(path: str | Path) -> Imported:
     try:
         if not p.is_file():
             raise DurableError(f"no session log at {p}")
+        if llm_sqlite.is_sqlite(p):
+            return _open_llm(p, conversation)
+        if conversation is not None:
+            raise DurableError(f"{p}: a conversation id is only for llm's SQLite log; this file is JSONL")
         data = p.read_bytes()
     except OSError as e:  # unreadable (permissions), a name too long, ...
         raise DurableError(f"cannot read {p}: {e.strerror or e}") from None
@@ -161,4 +171,33 @@ def open_session(path: str | Path) -> Imported:
     return Imported(agent, fmt, p, loaded.warnings)
 
 
-__all__ = ["FORMATS", "Imported", "detect", "in_memory", "open_session", "safe_session_id", "upgrade_legacy_meta"]
+def llm_conversations(path: str | Path) -> list[llm_sqlite.Conversation]:
+    """Return the conversations in llm's log database at ``path``, newest first (see
+    :func:`llm_sqlite.conversations`). Raises :class:`DurableError` for a file that is not one."""
+    return llm_sqlite.conversations(path)
+
+
+def _open_llm(p: Path, conversation: str | None) -> Imported:
+    if conversation is None:
+        found = [c for c in llm_sqlite.conversations(p) if not c.forked_from] or llm_sqlite.conversations(p)
+        if not found:
+            raise DurableError(f"{p}: llm's database holds no conversations")
+        if len(found) > 1:
+            raise llm_sqlite.ChooseConversation(p, found)
+        conversation = found[0].id
+    loaded = llm_sqlite.load(p, conversation)
+    fill_times(loaded.entries, mtime_iso(p))
+    agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
+    return Imported(agent, "llm", p, loaded.warnings)
+
+
+__all__ = [
+    "FORMATS",
+    "Imported",
+    "detect",
+    "in_memory",
+    "llm_conversations",
+    "open_session",
+    "safe_session_id",
+    "upgrade_legacy_meta",
+]
