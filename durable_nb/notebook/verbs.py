@@ -23,6 +23,7 @@ from ..durable import check_settings, read_value
 from ..errors import DurableError, UnknownEntry
 from ..models import ModelLike, build
 from ..session import Entry, JsonlStore, MessageEntry, describe
+from ..session.labels import by_target
 from .render import dry_run_text, entry_label, entry_text, plural, short, tools_text
 from .state import NotebookSession, counts
 
@@ -218,7 +219,7 @@ def close(m: DurableMagics, call: Call) -> None:
     print(f"back to session {m.state.own.session_id}" if was else "nothing is open for inspection")
 
 
-@verb("log", "every entry: id, parent, kind, text (* = active path)")
+@verb("log", "every entry: id, parent, kind, text, [labels] (* = active path)")
 def log(m: DurableMagics, call: Call) -> None:
     a = m.state.agent
     entries = a.entries()
@@ -226,10 +227,12 @@ def log(m: DurableMagics, call: Call) -> None:
         print(f"session {a.session_id} has no entries yet")
         return
     on_path = {e.id for e in a.path()}
+    names = by_target(a.labels())
     print(f"{plural(len(entries), 'entry', 'entries')} of {a.session_id} in append order (* active path, > leaf):")
     for e in entries:
         mark = ">" if e.id == a.leaf_id else ("*" if e.id in on_path else " ")
-        print(f"{mark} {e.id}  ← {e.parent_id or 'root':<12}  {entry_label(e):<22} {short(entry_text(e), 50)!r}")
+        tag = f"  [{', '.join(names[e.id])}]" if e.id in names else ""
+        print(f"{mark} {e.id}  ← {e.parent_id or 'root':<12}  {entry_label(e):<22} {short(entry_text(e), 50)!r}{tag}")
 
 
 @verb("branch <entry>", "move the leaf to an entry: its id, a label, or 4+ characters of its id")

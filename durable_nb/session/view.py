@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from .. import ai
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
+from .labels import label_of
 from .rules import kept_from, latest_compaction
 
 INTERRUPTED = "The tool call was interrupted before it returned a result."
@@ -185,13 +186,17 @@ def display_text(entry: Entry) -> str:
     """Return the text a person is shown for an entry.
 
     A message shows its :class:`~durable_nb.ai.Text` blocks only (never a
-    ``Reminder``); a compaction shows its summary; a custom entry shows its
-    kind. Used by the widget and the notebook alike.
+    ``Reminder``); a compaction shows its summary; a label entry what it does
+    (``label v1 → 3fa9c2d1e0b4``, ``label v1 removed``); another custom entry
+    shows its kind. Used by the widget and the notebook alike.
     """
     if isinstance(entry, MessageEntry):
         return entry.message.text()
     if isinstance(entry, CompactionEntry):
         return entry.summary
     if isinstance(entry, CustomEntry):
+        named = label_of(entry)
+        if named is not None:
+            return f"label {named[0]} → {named[1]}" if named[1] else f"label {named[0]} removed"
         return entry.kind
     return ""

@@ -40,6 +40,7 @@ def test_label_names_the_leaf_and_resolves_like_an_id():
     e = a.label("v1")
     assert isinstance(e, session.CustomEntry) and e.kind == "label"
     assert e.data == {"name": "v1", "target_id": reply}
+    assert session.display_text(e) == f"label v1 → {reply}"  # what the log, transcript and tree show
     assert a.labels() == {"v1": reply}
     assert a.resolve("v1") == reply and a.resolve(reply) == reply and a.resolve(reply[:4]) == reply
     # a label entry is custom: the model never sees it; labelling the leaf again steps over it
@@ -65,6 +66,7 @@ def test_relabel_moves_label_on_another_branch_and_unlabel(tmp_path):
     assert a.leaf_id == two
     removed = a.unlabel("best")
     assert removed.data == {"name": "best", "target_id": ""}
+    assert session.display_text(removed) == "label best removed"
     assert a.labels() == {}
     with pytest.raises(UnknownEntry, match="no entry or label 'best'"):
         a.resolve("best")

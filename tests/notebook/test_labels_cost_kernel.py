@@ -41,6 +41,8 @@ def test_labels_work_wherever_an_entry_id_does_and_survive_a_restart(tmp_path):
         assert re.search(rf"^  v1 +{first} +assistant", listing, re.M)  # not on the active path
         assert re.search(rf"^\* v2 +{second} +assistant", listing, re.M)
         assert "labels   v1 → " in k.ok("%durable status").stdout
+        log = k.ok("%durable log").stdout
+        assert re.search(rf"^  {first} .*\[v1\]$", log, re.M) and re.search(rf"^\* {user} .*\[question\]$", log, re.M)
 
         # branch, open ... at, fork ... at take a label
         assert f"leaf is now {first}" in k.ok("%durable branch v1").stdout
