@@ -364,17 +364,22 @@ def _execute(kc, code: str, cell_id: str) -> float:
     return elapsed
 
 
-def cell_row(n: int, tmp: Path, cells: int) -> dict:
+def cell_row(n: int, tmp: Path, cells: int, source: Path | None = None) -> dict:
     """Median time of a ``%%durable`` cell (offline model) in a real kernel, at ``n`` entries.
 
     Each cell has a new cell id (a new cell at the leaf, the common case).
     The baseline is an empty cell (``pass``) in the same kernel; no widget is
-    displayed.
+    displayed. ``source``: a session log of ``n`` entries written before
+    (copied as session ``bench``) instead of writing one now.
     """
     from jupyter_client.manager import KernelManager
 
     d = tmp / f"nb{n}"
-    write_durable(d / ".durable", conversation(n))
+    if source is None:
+        write_durable(d / ".durable", conversation(n))
+    else:
+        (d / ".durable").mkdir(parents=True)
+        shutil.copyfile(source, d / ".durable" / "bench.jsonl")
     km = KernelManager(kernel_name="python3")
     km.start_kernel(cwd=str(d), env={**os.environ, "PYTHONPATH": str(HERE.parent)})
     kc = km.client()

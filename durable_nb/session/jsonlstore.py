@@ -198,6 +198,13 @@ class JsonlStore:
         and :class:`~durable_nb.errors.LogChanged` (writing nothing) when it
         no longer starts with this session's ``session_init`` line, or was
         truncated, replaced or deleted since this store last read or wrote it.
+        With ``fsync=True`` the file is flushed to disk after the lock is
+        released (the lines are whole and in place by then), and this returns
+        only once they are durable: writers do not wait for each other's
+        flush, and concurrent flushes can share one disk commit. A failed
+        flush raises :class:`StoreWriteError`; its lines stay in the file
+        (other writers may have appended after them), as they would after a
+        power cut before the flush.
         Cost: O(size of the new lines), independent of the log's size.
         """
         if not entries:
@@ -221,13 +228,19 @@ class JsonlStore:
                     payload = b"\n\n" + payload  # close a torn line (never cut it); see the module docs
                 try:
                     _append_batch(fd, payload)
-                    if self.fsync:
-                        os.fsync(fd)
                 except OSError as e:
                     raise _write_error(f"cannot append to session {id!r}", f, e) from None
                 self._seen[id] = (st.st_dev, st.st_ino, os.fstat(fd).st_size)
+            if self.fsync:  # after the lock: another writer appends while this one waits for the disk
+                try:
+                    os.fsync(fd)
+                except OSError as e:
+                    raise StoreWriteError(
+                        f"cannot make the append to session {id!r} durable: {f} could not be flushed to disk: "
+                        f"{e.strerror or e}; the lines are in the file but may not survive a power cut"
+                    ) from None
         finally:
-            os.close(fd)  # releases the lock
+            os.close(fd)
 
     def _check_unchanged(self, id: str, f: Path, fd: int, st: os.stat_result) -> None:
         """Raise :class:`LogChanged` unless the open log ``fd`` still starts with a
@@ -412,13 +425,13 @@ def _strict_entries(f: Path, data: bytes) -> list[Entry] | None:
     to send it down the general path.
 
     ``None`` when the file does not end with a newline (a torn tail), when it
-    may carry the legacy ``"meta"`` flag (any ``"meta"`` that is not an
-    ``"injected":"meta"`` value: the general path finds out), when
+    may carry the legacy ``"meta"`` flag (:func:`may_carry_legacy_meta`: the
+    general path finds out), when
     :func:`~durable_nb.session.codec.decode_lines` refuses the lines, or
     when the entries do not come one per line. Checks the ``session_init``
-    line. O(size).
+    line. O(size): the decode, one scan for ``"meta"`` and one count of lines.
     """
-    if not data.endswith(b"\n") or data.count(b'"meta"') != data.count(b'"injected":"meta"'):
+    if not data.endswith(b"\n") or may_carry_legacy_meta(data):
         return None
     first = data.find(b"\n")
     _record(f, data[:first])
@@ -426,6 +439,30 @@ def _strict_entries(f: Path, data: bytes) -> list[Entry] | None:
     if entries is None or len(entries) != data.count(b"\n") - 1:
         return None
     return entries
+
+
+_META = b'"meta"'
+_INJECTED = b'"injected":'
+
+
+def may_carry_legacy_meta(data: bytes) -> bool:
+    """Return whether a log's bytes may hold the legacy top-level ``"meta"`` flag (rule R13).
+
+    True when some ``"meta"`` in ``data`` is not the value of an
+    ``"injected":`` key written compactly (as this project writes it): a
+    legacy flag, or a ``"meta"`` key or value elsewhere (custom data, a
+    spaced ``"injected": "meta"``), which the caller sorts out on the general
+    path. False means no entry can carry the flag. One scan of ``data``
+    (each ``"meta"`` found is checked against the bytes just before it), not
+    one per pattern: O(size).
+    """
+    find, n = data.find, len(_INJECTED)
+    i = find(_META)
+    while i >= 0:
+        if i < n or not data.startswith(_INJECTED, i - n):
+            return True
+        i = find(_META, i + len(_META))
+    return False
 
 
 def parse_lines(f: Path, data: bytes) -> tuple[list[dict[str, Any]], Sequence[int]]:

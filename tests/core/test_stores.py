@@ -173,6 +173,39 @@ def test_fsync_option_still_appends(tmp_path):
     assert os.path.getsize(tmp_path / "s.jsonl") > 0
 
 
+def test_fsync_flushes_each_append_after_releasing_the_lock_and_before_returning(tmp_path, monkeypatch):
+    """Observed from inside os.fsync: the lines are already in the file, another descriptor can take the
+    lock (so a second writer is not held up by this one's flush), and append returns only after the flush."""
+    fcntl = pytest.importorskip("fcntl")
+    st = session.JsonlStore(tmp_path, fsync=True)
+    st.create_session("s")
+    f = st.file("s")
+    real, seen = os.fsync, []
+
+    def spy(fd: int) -> None:
+        other = os.open(f, os.O_RDONLY)
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError while a writer holds it
+            fcntl.flock(other, fcntl.LOCK_UN)
+            lock = "free"
+        except BlockingIOError:
+            lock = "held"
+        finally:
+            os.close(other)
+        seen.append((os.fstat(fd).st_ino == os.stat(f).st_ino, lock, f.read_bytes().count(b"\n")))
+        real(fd)
+        seen.append("flushed")
+
+    monkeypatch.setattr(os, "fsync", spy)
+    st.append_entries("s", [msg("1")])
+    seen.append("returned")
+    st.append_entries("s", [msg("2"), msg("3")])
+    seen.append("returned")
+    assert seen == [(True, "free", 2), "flushed", "returned", (True, "free", 4), "flushed", "returned"]
+    session.JsonlStore(tmp_path).append_entries("s", [msg("4")])  # fsync off: no flush
+    assert len(seen) == 6 and ids(session.JsonlStore(tmp_path).load_entries("s")) == ["1", "2", "3", "4"]
+
+
 # -- the fast parser gives exactly what json.loads gives ----------------------------
 
 from hypothesis import given, settings  # noqa: E402
@@ -283,3 +316,30 @@ def test_search_keeps_untrusted_text_as_text(store):
     store.append_entries("a", [msg("1", text="<script>alert(1)</script> payload")])
     (h,) = store.search("payload")
     assert h.snippet == "<script>alert(1)</script> payload"
+
+
+def test_the_legacy_meta_check_sends_only_a_possible_flag_to_the_general_path(tmp_path, monkeypatch):
+    from durable_nb.session import jsonlstore
+
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    meta = ai.Message("user", [ai.Text("a reminder")], injected=ai.Injection.META, origin="skill:x")
+    st.append_entries("s", [msg("1"), session.MessageEntry(id="2", parent_id="1", created_at="", message=meta)] * 3)
+    f = st.file("s")
+    real, general = jsonlstore.parse_lines, []
+    monkeypatch.setattr(jsonlstore, "parse_lines", lambda *a: general.append(a[0].name) or real(*a))
+    assert not jsonlstore.may_carry_legacy_meta(f.read_bytes())  # three "injected":"meta" values, no flag
+    assert len(st.load_entries("s")) == 6 and general == []  # the fast path
+    legacy = b'{"meta":true,"type":"message","id":"3","parent_id":"2","created_at":"","message":{"role":"user"}}\n'
+    for extra, flagged in (
+        (legacy, [6]),
+        (b'{"type":"custom","id":"4","parent_id":"","kind":"k","data":{"meta":1}}\n', []),
+    ):
+        g = tmp_path / "g"
+        g.mkdir(exist_ok=True)
+        (g / "s.jsonl").write_bytes(f.read_bytes() + extra)
+        assert jsonlstore.may_carry_legacy_meta((g / "s.jsonl").read_bytes())
+        entries, found = jsonlstore.read_entries(g / "s.jsonl", (g / "s.jsonl").read_bytes())
+        assert len(entries) == 7 and found == flagged and general[-1] == "s.jsonl"
+    assert jsonlstore.may_carry_legacy_meta(b'"meta"') and jsonlstore.may_carry_legacy_meta(b'"injected": "meta"')
+    assert not jsonlstore.may_carry_legacy_meta(b"") and not jsonlstore.may_carry_legacy_meta(b'"metadata"')

@@ -7,24 +7,27 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # so tests import reliability_support
 
-from reliability_support import NOOP_LOCK  # noqa: E402
+from reliability_support import FSYNC, NOOP_LOCK  # noqa: E402
 
 from durable_nb.session import open_store  # noqa: E402
 
 
-@pytest.fixture(params=["jsonl", "jsonl-noop-lock", "sqlite", "postgres"])
+@pytest.fixture(params=["jsonl", "jsonl-noop-lock", "jsonl-fsync", "sqlite", "postgres"])
 def store_spec(request, tmp_path):
     """``(store string, store, env)`` for each persistent store: the string is what a child
     process opens, ``env`` what its environment adds. ``jsonl-noop-lock`` is the JSONL store
-    with a lock that does nothing in the children (as ``flock`` on some network file systems)."""
+    with a lock that does nothing in the children (as ``flock`` on some network file systems);
+    ``jsonl-fsync`` the JSONL store with ``fsync=True`` in the children (a flush after the lock)."""
     spec = {
         "jsonl": lambda: str(tmp_path / "store"),
         "jsonl-noop-lock": lambda: str(tmp_path / "store"),
+        "jsonl-fsync": lambda: str(tmp_path / "store"),
         "sqlite": lambda: f"sqlite://{tmp_path / 'store.db'}",
         "postgres": lambda: request.getfixturevalue("pg_dsn"),
     }[request.param]()
     store = open_store(spec)
-    yield spec, store, ({NOOP_LOCK: "1"} if request.param == "jsonl-noop-lock" else {})
+    env = {"jsonl-noop-lock": {NOOP_LOCK: "1"}, "jsonl-fsync": {FSYNC: "1"}}.get(request.param, {})
+    yield spec, store, env
     if hasattr(store, "close"):
         store.close()
 

@@ -14,17 +14,27 @@ HERE = Path(__file__).resolve().parent
 
 
 NOOP_LOCK = "DURABLE_NB_TEST_NOOP_LOCK"
+FSYNC = "DURABLE_NB_TEST_FSYNC"
 
 
 def apply_lock_switch() -> None:
     """In a child: when ``$DURABLE_NB_TEST_NOOP_LOCK`` is set, make the JSONL store's
-    lock do nothing (as ``flock`` does on some network file systems)."""
+    lock do nothing (as ``flock`` does on some network file systems); when
+    ``$DURABLE_NB_TEST_FSYNC`` is set, every JSONL store the child opens is
+    ``JsonlStore(root, fsync=True)``."""
+    from durable_nb.session import jsonlstore
+
     if os.environ.get(NOOP_LOCK):
         import contextlib
 
-        from durable_nb.session import jsonlstore
-
         jsonlstore.exclusive = contextlib.nullcontext
+    if os.environ.get(FSYNC):
+        plain = jsonlstore.JsonlStore.__init__
+
+        def with_fsync(self, root, *, fsync: bool = True) -> None:
+            plain(self, root, fsync=True)
+
+        jsonlstore.JsonlStore.__init__ = with_fsync  # type: ignore[method-assign]
 
 
 def in_child(fn, *, fsize: int | None = None, as_nobody: bool = False) -> str:
