@@ -52,6 +52,10 @@ class StoreWriteError(DurableError):
     batch was kept. The message names the file and the system's reason."""
 
 
+class EphemeralNotStored(DurableError, ValueError):
+    """An ephemeral entry was given to a store: a store never keeps one (rule R8)."""
+
+
 class UnknownEntry(DurableError, KeyError):
     """An entry id that is not in the session's log."""
 

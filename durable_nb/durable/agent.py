@@ -155,19 +155,22 @@ class Agent:
             session_id = new_session_id()
         check_session_id(session_id)
         self.session_id = session_id
+        resumed = True
         try:
             loaded = self.store.load_entries(session_id)
         except SessionNotFound:
             try:
                 self.store.create_session(session_id)
                 self._publish(Event("session_init", session_id=session_id))
-                loaded = []
+                loaded, resumed = [], False
             except SessionExists:  # created by someone else in between
                 loaded = self.store.load_entries(session_id)
         for e in loaded:
             self._remember(e)
         if loaded:
             self.leaf_id = loaded[-1].id
+        if resumed:
+            self._publish(Event("session_init", session_id=session_id, leaf_id=self.leaf_id))
         if system is not None and system != self.system:
             self.append(system_entry(system))
 
@@ -499,8 +502,9 @@ class Agent:
             target = self.entry(entry_id)
             if is_ephemeral(target):
                 raise DurableError(f"cannot branch to {entry_id!r}: it is ephemeral and off the durable chain")
+        from_id = self.leaf_id
         self.leaf_id = entry_id
-        self._publish(Event("session_branched", session_id=self.session_id, leaf_id=entry_id))
+        self._publish(Event("session_branched", session_id=self.session_id, from_id=from_id, leaf_id=entry_id))
 
     def label(self, name: str, entry_id: str | None = None) -> CustomEntry:
         """Name an entry: append a label entry (``kind="label"``) at the leaf and return it.
@@ -615,13 +619,22 @@ class Agent:
             model=self._model_spec,
             store=store,
             session_id=new_id_,
-            publisher=self.publisher,
             tools=self.tools,
             max_steps=self.max_steps,
         )
         forked.settings = dict(self.settings)
         forked.tool_reminder = self.tool_reminder
-        self._publish(Event("session_forked", session_id=new_id_, leaf_id=forked.leaf_id, entries=tuple(copies)))
+        forked.publisher = self.publisher  # after its construction: the source's event comes first, as in pi-go
+        self._publish(
+            Event(
+                "session_forked",
+                session_id=new_id_,
+                parent_id=self.session_id,
+                leaf_id=forked.leaf_id,
+                entries=tuple(copies),
+            )
+        )
+        forked._publish(Event("session_init", session_id=new_id_, leaf_id=forked.leaf_id))
         return forked
 
     def compact(self, keep_turns: int = 0, prompt: str | None = None) -> CompactionEntry | None:

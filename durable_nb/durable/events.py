@@ -43,9 +43,14 @@ class Event:
       ``end_turn``, or ``max_steps``); ``error`` is set when it failed (then
       ``partial`` holds any text that streamed before the failure and was
       not persisted).
-    - lifecycle (to the publisher, after success): ``session_init``,
-      ``session_branched`` (``leaf_id``), ``session_forked`` (``session_id`` of
-      the new session), ``session_compacted`` (``entries`` holds the
+    - lifecycle (to the publisher, after success), as pi-go's:
+      ``session_init`` when an agent binds a session, new or resumed
+      (``leaf_id``: where it resumes, ``""`` for a new one; a fork's child
+      publishes one too); ``session_branched`` (``from_id``: the leaf before
+      the move, ``leaf_id``: after it); ``session_forked`` (published by the
+      source: ``session_id`` of the new session, ``parent_id`` the source's,
+      ``leaf_id`` the copy's leaf, ``entries`` the copies), followed by the
+      child's ``session_init``; ``session_compacted`` (``entries`` holds the
       compaction entry).
 
     ``entries`` never holds an ephemeral entry: a receipt attests that data
@@ -55,6 +60,8 @@ class Event:
     type: EventType
     session_id: str = ""
     leaf_id: str = ""
+    from_id: str = ""
+    parent_id: str = ""
     entries: tuple[Entry, ...] = ()
     delta: str = ""
     message: ai.Message | None = None

@@ -19,6 +19,7 @@ from .memstore import MemoryStore
 from .pgstore import PostgresStore
 from .rules import (
     ASIDE,
+    created_key,
     elided_count,
     entry_kind,
     is_aside,
@@ -28,6 +29,7 @@ from .rules import (
     latest_compaction,
     notebook_session_id,
     safe_session_id,
+    sort_siblings,
 )
 from .search import Finder, Hit
 from .sqlitestore import SqliteStore
@@ -65,6 +67,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "check_session_id",
+    "created_key",
     "custom_class",
     "decode",
     "decode_lines",
@@ -91,6 +94,7 @@ __all__ = [
     "repair_tool_calls",
     "notebook_session_id",
     "safe_session_id",
+    "sort_siblings",
     "store_kind",
     "summary_message",
     "transcript_view",

@@ -35,7 +35,7 @@ from typing import Any, Union, cast
 import msgspec
 
 from .. import ai
-from ..errors import DurableError
+from ..errors import DurableError, EphemeralNotStored
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 
 _CUSTOM_BASE = frozenset({"id", "parent_id", "created_at", "kind", "data"})
@@ -120,9 +120,17 @@ def encode(entry: Entry) -> dict[str, Any]:
 def encode_line(entry: Entry) -> bytes:
     """Return an entry as one line of a log: compact UTF-8 JSON and ``\\n``.
 
-    Raises ``TypeError`` for a non-entry or a value JSON cannot hold, and
-    ``UnicodeEncodeError`` for a lone surrogate in a string. O(size of the entry).
+    Every store writes through here, so this is where an ephemeral entry is
+    refused: :class:`~durable_nb.errors.EphemeralNotStored` (a store never
+    keeps one, rule R8; the agent never sends one). Raises ``TypeError`` for
+    a non-entry or a value JSON cannot hold, and ``UnicodeEncodeError`` for a
+    lone surrogate in a string. O(size of the entry).
     """
+    if isinstance(entry, MessageEntry) and entry.message.injected is ai.Injection.EPHEMERAL:
+        raise EphemeralNotStored(
+            f"entry {entry.id!r} is ephemeral and a store never keeps an ephemeral entry (it lives for one run, "
+            "in the agent's memory only): run it through the agent, or make it durable.meta(...) to keep it"
+        )
     if isinstance(entry, CustomEntry):
         return (json.dumps(_encode_custom(entry), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     if isinstance(entry, (MessageEntry, CompactionEntry)):

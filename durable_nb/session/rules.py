@@ -7,14 +7,17 @@ nothing here imports from Jupyter.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
 from .store import MAX_ID_BYTES
 
 DEFAULT_IMPORTED_ID = "imported"
+T = TypeVar("T")
 _UNSAFE = re.compile(r"[^\w.\-]+")
 _UNSAFE_CHAR = re.compile(r"[^\w.\-]")
 
@@ -161,3 +164,34 @@ def legacy_meta_warning(session_id: str, n: int) -> str:
         "counted as turns by compaction). To hide them, write an upgraded copy with "
         "durable_nb.importers.upgrade_legacy_meta(path, store, new_session_id); the original is not changed."
     )
+
+
+def created_key(created_at: str) -> float:
+    """Return an entry's ``created_at`` as a number to order by: seconds since the epoch, UTC.
+
+    Any ISO 8601 form is read (``Z`` or an offset, 0 to 9 fractional digits:
+    Go's nanoseconds are cut to microseconds); a time without an offset is
+    taken as UTC. An empty or unreadable value gives ``-inf``: it sorts
+    first, as Go's zero time does in pi-go. Never raises. O(1).
+    """
+    try:
+        t = datetime.fromisoformat(created_at)
+    except (TypeError, ValueError):
+        return -math.inf
+    return (t if t.tzinfo is not None else t.replace(tzinfo=UTC)).timestamp()
+
+
+def sort_siblings(items: list[T], created_at: Callable[[T], str]) -> list[T]:
+    """Sort ``items`` (the children of one parent, or the roots), given in log order, into sibling order; return it.
+
+    Sibling order is the one rule the tree, the widget and the share pages
+    follow (pi-go's): oldest ``created_at`` first (:func:`created_key`);
+    equal times, and unreadable ones, keep log (append) order (a stable
+    sort). ``created_at(item)`` returns an item's timestamp (items may be
+    entries, tree nodes or widget rows). Sorts in place; a list of 0 or 1
+    items is returned untouched without reading a timestamp.
+    O(k log k) for k siblings.
+    """
+    if len(items) > 1:
+        items.sort(key=lambda x: created_key(created_at(x)))
+    return items

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .entry import Entry
+from .rules import sort_siblings
 
 
 def index(entries: Iterable[Entry]) -> dict[str, Entry]:
@@ -37,19 +38,21 @@ def path(entries: Iterable[Entry] | Mapping[str, Entry], leaf_id: str) -> list[E
 
 @dataclass(eq=False)
 class Node:
-    """One entry of :func:`tree` and its children, oldest first."""
+    """One entry of :func:`tree` and its children, in sibling order (oldest first)."""
 
     entry: Entry
     children: list[Node] = field(default_factory=list)
 
 
 def tree(entries: Iterable[Entry]) -> list[Node]:
-    """Return the forest of ``entries``: root nodes in log order.
+    """Return the forest of ``entries``: its root nodes, in sibling order.
 
-    Children are in log (append) order, oldest first. An entry whose parent
-    is missing (an orphan) becomes a root. Entries caught in a parent cycle
-    are reached by cutting the cycle at its first entry in log order, which
-    becomes a root. With duplicate ids the later entry wins, as in
+    Roots and the children of each node are in sibling order
+    (:func:`~durable_nb.session.rules.sort_siblings`: oldest ``created_at``
+    first, equal times in log order), as pi-go orders them. An entry whose
+    parent is missing (an orphan) becomes a root. Entries caught in a parent
+    cycle are reached by cutting the cycle at its first entry in log order,
+    which becomes a root. With duplicate ids the later entry wins, as in
     :func:`index` and :func:`path`: children name it as their parent, while
     the earlier one stays in the forest without children. O(n).
     """
@@ -90,4 +93,10 @@ def tree(entries: Iterable[Entry]) -> list[Node]:
                 stack.extend(m.children)
         pos = {id(n): i for i, n in enumerate(order)}
         roots.sort(key=lambda n: pos[id(n)])
-    return roots
+    for n in order:
+        sort_siblings(n.children, _created)
+    return sort_siblings(roots, _created)
+
+
+def _created(n: Node) -> str:
+    return n.entry.created_at

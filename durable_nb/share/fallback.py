@@ -23,6 +23,8 @@ import json
 from html import escape
 from typing import Any
 
+from ..session import sort_siblings
+
 ROWS = 30  # tree lines shown at each end of a big session
 TEXT_CHARS = 4000  # characters of one text block shown
 MAX_INDENT = 16  # deeper branches are drawn at this indent (as in the widget)
@@ -56,7 +58,9 @@ def rows_of(state: dict[str, Any]) -> list[dict[str, Any]]:
 def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     """Return the tree as ``(row, depth, mark)`` lines, in the order the widget draws them.
 
-    Depth-first from each root in log order: a single durable child continues
+    Depth-first from each root, siblings in sibling order
+    (:func:`~durable_nb.session.sort_siblings`: oldest ``created_at`` first,
+    ties in log order, as the tree and the widget): a single durable child continues
     at the same depth (``"cont"``), several each start a branch one level in
     (``"branch"``), ephemeral children hang one level in right under their
     parent (``"eph"``). Several root-level entries are branches under a
@@ -71,6 +75,8 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
         by_id[r["id"]] = r
         if r.get("parent_id"):
             kids.setdefault(r["parent_id"], []).append(r)
+    for k in kids.values():
+        sort_siblings(k, _created)
     out: list[tuple[dict[str, Any], int, str]] = []
     seen: set[str] = set()
 
@@ -92,18 +98,22 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
             stack.extend((k, depth + 1, "eph") for k in reversed(eph))
 
     firsts = [r for r in rows if by_id.get(r["id"]) is r]
-    roots = [r for r in firsts if not r.get("parent_id")]
+    tops = sort_siblings([r for r in firsts if not r.get("parent_id") or r["parent_id"] not in by_id], _created)
+    roots = [r for r in tops if not r.get("parent_id")]
     if sum(r.get("injected") != "ephemeral" for r in roots) > 1:  # an edited first turn: branches from the start
         out.append((START, 0, "root"))
         for r in roots:
             walk(r, 1, "eph" if r.get("injected") == "ephemeral" else "branch")
-    for r in firsts:
-        if not r.get("parent_id") or r["parent_id"] not in by_id:
-            walk(r)
+    for r in tops:
+        walk(r)
     for r in firsts:
         if r["id"] not in seen:
             walk(r)  # a cycle: cut at its first row in log order
     return out
+
+
+def _created(row: dict[str, Any]) -> str:
+    return str(row.get("created_at") or "")
 
 
 def marks(rows: list[dict[str, Any]], leaf_id: str, elided: int = 0) -> tuple[list[str], set[str], dict[str, int]]:

@@ -24,6 +24,7 @@ from ..session import (
     codec,
     display_text,
     is_ephemeral,
+    sort_siblings,
     transcript_view,
 )
 
@@ -105,6 +106,10 @@ def _entry(e: Entry) -> str:
     return f"**{type(e).__name__}** · {_code(e.id[:8])}"
 
 
+def _created(e: Entry) -> str:
+    return e.created_at
+
+
 def branches(entries: list[Entry], path_ids: set[str]) -> list[str]:
     """Return one Markdown list item per branch point: the entry, and each child branch with
     its tip (the newest entry on it) and length. O(n)."""
@@ -112,6 +117,8 @@ def branches(entries: list[Entry], path_ids: set[str]) -> list[str]:
     for e in entries:
         if e.parent_id and not is_ephemeral(e):
             kids.setdefault(e.parent_id, []).append(e)
+    for k in kids.values():
+        sort_siblings(k, _created)  # sibling order; the last is the newest
     by_id = {e.id: e for e in entries}
 
     def tip(e: Entry) -> tuple[Entry, int]:

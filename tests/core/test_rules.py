@@ -343,7 +343,7 @@ def test_R12_lifecycle_events_go_to_the_publisher_after_success():
     with pytest.raises(DurableError):
         agent.branch("nope")
     agent.fork("f")
-    assert pub.types() == ["session_init", "session_branched", "session_forked"]
+    assert pub.types() == ["session_init", "session_branched", "session_forked", "session_init"]
 
 
 def test_R13_legacy_meta_flag_is_read_by_nothing_and_reported_once(tmp_path):
@@ -433,3 +433,53 @@ def test_R14_two_live_agents_grow_sibling_branches(store):
     reply = roots[0].children[0]
     assert sorted(session.display_text(n.entry) for n in reply.children) == ["from a", "from b"]
     assert len(entries) == 6
+
+
+def test_siblings_are_ordered_by_created_at_with_ties_in_log_order():
+    def e(id_, parent, at):
+        return session.CustomEntry(id=id_, parent_id=parent, created_at=at, kind="k")
+
+    entries = [
+        e("r2", "", "2026-01-01T00:00:05Z"),
+        e("r1", "", "2026-01-01T00:00:01.5+00:00"),
+        e("c-late", "r1", "2026-01-01T01:00:00Z"),
+        e("c-tie-a", "r1", "2026-01-01T00:30:00.000000Z"),
+        e("c-early", "r1", "2026-01-01T02:00:00+03:00"),  # 23:00 the day before, UTC
+        e("c-tie-b", "r1", "2026-01-01T00:30:00Z"),  # same instant as c-tie-a: log order
+        e("c-nano", "r1", "2026-01-01T00:29:59.999999999Z"),  # Go's nanoseconds, cut to microseconds
+        e("c-none", "r1", ""),  # unreadable: first, as Go's zero time
+    ]
+    roots = session.tree(entries)
+    assert [n.entry.id for n in roots] == ["r1", "r2"]
+    assert [n.entry.id for n in roots[0].children] == ["c-none", "c-early", "c-nano", "c-tie-a", "c-tie-b", "c-late"]
+    # the one rule, for any kind of item (the widget and the share pages sort rows with it)
+    rows = [{"id": "x", "created_at": "2026-01-01T00:00:02Z"}, {"id": "y", "created_at": "2026-01-01T00:00:01Z"}]
+    assert [r["id"] for r in session.sort_siblings(rows, lambda r: r["created_at"])] == ["y", "x"]
+    assert session.created_key("not a time") == float("-inf")
+
+
+def test_lifecycle_events_carry_what_pi_gos_do(store):
+    pub = Recorder()
+    agent = durable.Agent(store=store, session_id="s", publisher=pub)
+    assert [(e.type, e.session_id, e.leaf_id) for e in pub.events] == [("session_init", "s", "")]
+    agent.run("q1").wait()
+    first = agent.leaf_id
+    agent.run("q2").wait()
+    leaf = agent.leaf_id
+    pub.events.clear()
+    agent.branch(first)
+    (br,) = pub.events
+    assert (br.type, br.from_id, br.leaf_id) == ("session_branched", leaf, first)
+    pub.events.clear()
+    child = agent.fork("child")
+    forked, init = pub.events
+    assert (forked.type, forked.session_id, forked.parent_id, forked.leaf_id) == (
+        "session_forked",
+        "child",
+        "s",
+        child.leaf_id,
+    )
+    assert (init.type, init.session_id, init.leaf_id) == ("session_init", "child", child.leaf_id)
+    pub.events.clear()
+    durable.Agent(store=store, session_id="s", publisher=pub)  # resumed: "new or resumed"
+    assert [(e.type, e.session_id, e.leaf_id) for e in pub.events] == [("session_init", "s", leaf)]

@@ -10,7 +10,7 @@ import pytest
 from core_helpers import ids, msg
 
 from durable_nb import ai, session
-from durable_nb.errors import CorruptLog, DurableError, InvalidSessionId
+from durable_nb.errors import CorruptLog, DurableError, EphemeralNotStored, InvalidSessionId
 
 
 def test_create_load_append_list(store):
@@ -77,13 +77,27 @@ def test_every_block_type_round_trips(store):
         tool_call_id="c1",
         tool_name="ls",
         is_error=True,
-        injected=ai.Injection.EPHEMERAL,
+        injected=ai.Injection.META,
         origin="harness",
     )
     store.create_session("a")
     entries = [session.MessageEntry(id="1", message=m), session.MessageEntry(id="2", parent_id="1", message=r)]
     store.append_entries("a", entries)
     assert store.load_entries("a") == entries
+
+
+def test_a_store_refuses_an_ephemeral_entry_in_one_line_and_writes_nothing(store):
+    eph = session.MessageEntry(id="e", parent_id="1", message=ai.Message(role="user", content=[ai.Text("now")]))
+    eph.message.injected = ai.Injection.EPHEMERAL
+    ok = session.MessageEntry(id="1", message=ai.user_message("kept"))
+    store.create_session("a")
+    with pytest.raises(EphemeralNotStored, match=r"^entry 'e' is ephemeral and a store never keeps") as info:
+        store.append_entries("a", [ok, eph])
+    assert "\n" not in str(info.value)
+    assert store.load_entries("a") == []  # the batch is all or nothing
+    with pytest.raises(EphemeralNotStored):
+        store.create_session("b", entries=[ok, eph])
+    assert "b" not in [r.id for r in store.list_sessions()]
 
 
 def test_unencodable_entry_writes_nothing(store):

@@ -142,3 +142,13 @@ def test_root_level_branches_hang_under_a_start_row_as_in_the_widget():
     assert [r.get("preview") for r, depth, mark in lines if mark == "branch"] == ["first try", "second try"]
     html = SessionWidget(a)._repr_mimebundle_()[0]["text/html"]
     assert "start of the session: the first entries branch here" in html
+
+
+def test_siblings_are_drawn_oldest_first_whatever_the_log_order():
+    rows = [
+        {"id": "r", "parent_id": "", "created_at": "2026-01-01T00:00:00Z", "type": "message", "preview": "root"},
+        {"id": "b", "parent_id": "r", "created_at": "2026-01-01T00:00:09Z", "type": "message", "preview": "newer"},
+        {"id": "a", "parent_id": "r", "created_at": "2026-01-01T00:00:05Z", "type": "message", "preview": "older"},
+    ]
+    lines = fallback.layout(rows)
+    assert [(r["id"], mark) for r, _, mark in lines] == [("r", "root"), ("a", "branch"), ("b", "branch")]
