@@ -63,7 +63,7 @@ messages = st.builds(
     ai.Message,
     role=st.sampled_from(ai.ROLES),
     content=st.lists(blocks, max_size=6),
-    injected=st.sampled_from([None, ai.Injection.META, ai.Injection.EPHEMERAL]),
+    injected=st.sampled_from([None, ai.Injection.META]),  # a store refuses an ephemeral entry
     origin=opt_text,
     tool_call_id=opt_text,
     tool_name=opt_text,
