@@ -432,13 +432,17 @@ def compare(m: DurableMagics, call: Call):
     return comparison.StaticComparison(state)
 
 
-@verb("show", "the session widget (tree, model/transcript views)")
+@verb("show [entry]", "the session widget (tree, model/transcript views), at an entry if given")
 def show(m: DurableMagics, call: Call):
+    at = m.state.resolve(call.args[0]).id if call.args else ""  # a bad entry: one line, no widget
     try:
         from ..widget import SessionWidget
     except ImportError as e:
         raise DurableError(f"the session widget is unavailable in this install (durable_nb.widget: {e})") from None
-    return SessionWidget(m.state.agent)  # it registers itself; state.sync() reaches it
+    w = SessionWidget(m.state.agent)  # it registers itself; state.sync() reaches it
+    if at:
+        w.selected_id = at  # the views show that entry; the leaf stays
+    return w
 
 
 @verb("export <path>", "write the session to .html (one offline page), .md (a handout) or .jsonl (its log)")

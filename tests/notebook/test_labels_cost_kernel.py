@@ -50,6 +50,8 @@ def test_labels_work_wherever_an_entry_id_does_and_survive_a_restart(tmp_path):
         k.ok("%durable open lab v2")
         assert leaf(k) == second
         k.ok("%durable close")
+        k.ok("w = get_ipython().run_line_magic('durable', 'show v2')")  # the widget opens at the label's entry
+        assert k.value("w.selected_id") == second and leaf(k) == first  # the leaf stays
         k.ok("%durable fork lab-v2 v2")
         assert k.value("[m.text() for m in __import__('durable_nb.notebook').notebook.current().agent.messages()]")[
             0
