@@ -15,9 +15,18 @@ files are trees (``id``/``parentId``; v2 spells the custom role
   injected ``meta`` when ``display`` is false; origin ``pi:<customType>``;
 - ``branch_summary`` → a user message with origin ``pi:branch_summary``;
 - ``compaction`` → a compaction entry (``firstKeptEntryId``, ``tokensBefore``);
+  the ``retainedTail`` newer pi versions write on it (the messages kept after
+  the compaction, materialised) follows as ``meta`` messages (origin
+  ``pi:retained_tail``: the model reads them, a person already saw the
+  originals), and what continues from the compaction continues after them;
+- ``label`` → a label entry (``CustomEntry(kind="label")``, see
+  :mod:`durable_nb.session.labels`: ``name`` = pi's ``label``, ``target_id``
+  = its ``targetId``; a cleared label removes the name the target had), the
+  raw record kept in ``data["pi"]``, so ``agent.labels()`` and
+  ``%durable branch <label>`` work;
 - everything else (``model_change``, ``thinking_level_change``, ``custom``,
-  ``label``, ``session_info``, unknown types) → custom ``pi.<type>`` keeping
-  the raw record in ``data``.
+  ``session_info``, unknown types) → custom ``pi.<type>`` keeping the raw
+  record in ``data``.
 
 The leaf is the last entry, as pi resumes.
 """
@@ -27,8 +36,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from .. import ai
-from ..session import CompactionEntry, Entry, safe_session_id
+from ..session import CompactionEntry, CustomEntry, Entry, MessageEntry, safe_session_id
+from ..session.labels import LABEL_KIND
 from .common import (
     Loaded,
     Record,
@@ -43,6 +55,7 @@ from .common import (
     tool_call,
 )
 
+RETAINED = "pi:retained_tail"
 BRANCH_PREFIX = "Summary of a branch this conversation came back from:\n\n"
 
 
@@ -96,15 +109,21 @@ def load(path: Path, records: list[Record]) -> Loaded:
                 obj["firstKeptEntryId"] = ids.get(obj["firstKeptEntryIndex"], "")
             body[i - 1] = (lineno, obj)
     last = root_id
+    alias: dict[str, str] = {}  # entry id -> the entry its children continue from (after a retained tail)
+    named: dict[str, str] = {}  # target id -> its current pi label
     for lineno, obj in body:
-        out = guarded(path, lineno, lambda: _entry(obj, root_id))
+        if isinstance(obj.get("parentId"), str) and obj["parentId"] in alias:
+            obj = dict(obj, parentId=alias[obj["parentId"]])
+        out = guarded(path, lineno, lambda: _entry(obj, root_id, named))
         entries.extend(out)
         last = out[-1].id
+        if last != out[0].id:
+            alias[out[0].id] = last
     entries = dedupe(entries, notes, path.name)
     return Loaded(sid, entries, last, notes)
 
 
-def _entry(obj: dict[str, Any], root_id: str) -> list[Entry]:
+def _entry(obj: dict[str, Any], root_id: str, named: dict[str, str]) -> list[Entry]:
     t = need_str(obj.get("type"), "type")
     id = need_str(obj.get("id"), "id")
     parent = need_str(obj.get("parentId") or root_id, "parentId")
@@ -114,7 +133,7 @@ def _entry(obj: dict[str, Any], root_id: str) -> list[Entry]:
     if t == "custom_message":
         return [_custom_message(id, parent, at, obj.get("customType"), obj.get("content"), obj.get("display"))]
     if t == "compaction":
-        return [
+        out: list[Entry] = [
             CompactionEntry(
                 id=id,
                 parent_id=parent,
@@ -122,6 +141,27 @@ def _entry(obj: dict[str, Any], root_id: str) -> list[Entry]:
                 summary=str(obj.get("summary") or ""),
                 first_kept_id=str(obj.get("firstKeptEntryId") or ""),
                 tokens_before=int(obj.get("tokensBefore") or 0),
+            )
+        ]
+        tail = obj.get("retainedTail")
+        for k, m in enumerate(tail if isinstance(tail, list) else []):
+            kept = _message({"message": m}, f"{id}.t{k}", out[-1].id, at)
+            for e in kept:
+                if isinstance(e, MessageEntry):
+                    e.message = msgspec.structs.replace(e.message, injected=ai.Injection.META, origin=RETAINED)
+            out.extend(kept)
+        return out
+    if t == "label":
+        target = obj.get("targetId") if isinstance(obj.get("targetId"), str) else ""
+        name = obj.get("label") if isinstance(obj.get("label"), str) and obj.get("label") else ""
+        if name:
+            named[target] = name
+            data = {"name": name, "target_id": target, "pi": obj}
+        else:  # pi clears a target's label: the name it had is removed
+            data = {"name": named.pop(target, ""), "target_id": "", "pi": obj}
+        return [
+            CustomEntry(
+                id=id, parent_id=parent, created_at=at if isinstance(at, str) else "", kind=LABEL_KIND, data=data
             )
         ]
     if t == "branch_summary" and obj.get("summary"):
@@ -167,6 +207,12 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
             tool_name=m.get("toolName") if isinstance(m.get("toolName"), str) else None,
         )
         return [message(id, parent, at, msg)]
+    if role == "branchSummary" and m.get("summary"):
+        summary = ai.Text(BRANCH_PREFIX + str(m["summary"]))
+        return [message(id, parent, at, ai.Message(role="user", content=[summary], origin="pi:branch_summary"))]
+    if role == "compactionSummary" and m.get("summary"):
+        summary = ai.Text(str(m["summary"]))
+        return [message(id, parent, at, ai.Message(role="user", content=[summary], origin="pi:compaction_summary"))]
     if role in ("custom", "hookMessage"):
         return [_custom_message(id, parent, at, m.get("customType"), m.get("content"), m.get("display"))]
     if role == "bashExecution" and not m.get("excludeFromContext"):

@@ -12,6 +12,7 @@ FORMAT = {
     "agent-sessions-pi-v3-small.jsonl": "pi",
     "pi-mono-v1-before-compaction-prefix.jsonl": "pi",
     "pi-v3-branches.generated.jsonl": "pi",
+    "pi-current-retained-tail.generated.jsonl": "pi",
     "pi-go-legacy-meta.generated.jsonl": "durable_nb",
     "pi-go-thinking.generated.jsonl": "durable_nb",
     "codex-rollback-compacted.generated.jsonl": "codex",

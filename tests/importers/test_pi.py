@@ -67,8 +67,10 @@ def test_branch_summary_branches_labels_and_model_changes():
     assert summary.role == "user" and summary.origin == "pi:branch_summary"
     assert summary.text().endswith("then went back to try something else.")
     assert a.path()[-1].id == "a0000005"  # pi resumes at the last entry
+    label = a.entry("lb000001")  # pi's label is a label entry (contract A): the name works as an entry id
+    assert label.kind == "label" and label.data["pi"] == next(o for o in raw_lines(GEN) if o.get("id") == "lb000001")
+    assert a.labels() == {"good answer": "a0000004"} and a.resolve("good answer") == "a0000004"
     for id, kind in [
-        ("lb000001", "pi.label"),
         ("cu000001", "pi.custom"),
         ("si000001", "pi.session_info"),
         ("mc000001", "pi.model_change"),
@@ -99,3 +101,36 @@ def test_pi_thinking_blocks_become_thinking_signed_or_redacted():
         ai.Thinking(redacted="ENC-2"),
         ai.Text("Done."),
     ]
+
+
+CURRENT = "pi-current-retained-tail.generated.jsonl"
+
+
+def test_current_pi_format_retained_tail_labels_and_branch_summary():
+    """pi's current JSONL (earendil-works/pi docs/session-format.md): a compaction carrying its
+    retainedTail, a label set then cleared, a branch summary with fromId, a custom entry."""
+    imp = opened(CURRENT)
+    a = imp.agent
+    assert imp.format == "pi" and not imp.warnings
+    # At the compaction's continuation the model reads: the summary, the retained tail (meta), then what followed.
+    a.branch("a1000003")
+    msgs = a.messages()
+    assert msgs[0].text().endswith("it is defined once in src/parser.ts.")
+    assert [(m.role, m.origin) for m in msgs[1:3]] == [("user", "pi:retained_tail"), ("assistant", "pi:retained_tail")]
+    assert all(m.injected is ai.Injection.META for m in msgs[1:3])
+    assert msgs[2].text() == "One definition in src/parser.ts; renaming it."
+    assert [m.text() for m in msgs[3:]] == ["Also update the tests.", "Tests updated."]
+    # A person already read the retained messages: the transcript shows them once (the originals).
+    shown = [e.message.text() for e in a.transcript() if isinstance(e, MessageEntry)]
+    assert shown.count("One definition in src/parser.ts; renaming it.") == 1  # the original, not its retained copy
+    assert "Also update the tests." in shown
+    # The label was set, then cleared: no label left; the label entries keep pi's records.
+    assert a.labels() == {}
+    set_, cleared = a.entry("lb100001"), a.entry("lb100002")
+    assert set_.data["name"] == "before-compact" and set_.data["target_id"] == "a1000002"
+    assert cleared.data == {"name": "before-compact", "target_id": "", "pi": raw_lines(CURRENT)[10]}
+    # The leaf is the last entry (pi resumes there): the branch that came back, after the branch summary.
+    a = opened(CURRENT).agent
+    assert a.leaf_id == "u1000003"
+    assert [(m.role, m.origin) for m in a.messages()][-2:] == [("user", "pi:branch_summary"), ("user", None)]
+    assert isinstance(a.entry("cu100001"), CustomEntry) and a.entry("cu100001").data["data"] == {"open": 1}
