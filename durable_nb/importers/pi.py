@@ -152,7 +152,7 @@ def _entry(obj: dict[str, Any], root_id: str, named: dict[str, str]) -> list[Ent
             out.extend(kept)
         return out
     if t == "label":
-        target = obj.get("targetId") if isinstance(obj.get("targetId"), str) else ""
+        target: str = obj["targetId"] if isinstance(obj.get("targetId"), str) else ""
         name = obj.get("label") if isinstance(obj.get("label"), str) and obj.get("label") else ""
         if name:
             named[target] = name
