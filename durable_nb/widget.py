@@ -4,26 +4,63 @@
     w = SessionWidget(agent)      # display(w), or just display the agent
     w.sync()                      # push what changed since the last sync
 
-The front end (``static/widget.js``, ``static/widget.css``) builds the tree from a
-flat log of entry *rows* and draws views that Python computed: the model view
-and transcript view at the selected entry come from
+The front end (``static/widget.js``, ``static/widget.css``) draws the tree from
+*lines* Python lays out (:class:`durable_nb.layout.Layout`, kept up to date
+one entry at a time) and fetches only the lines it draws, plus a margin, by
+custom message. It draws views that Python computed: the model view and
+transcript view at the selected entry come from
 :func:`~durable_nb.session.model_view`, :func:`~durable_nb.session.transcript_view`
 and :func:`~durable_nb.session.display_text`, never from JavaScript.
 
-State lives in traitlets (custom messages sent before display are lost):
+**Synced state (traitlets; small whatever the session size, so a saved
+notebook's widget state stays small).** Custom messages sent before the page
+renders are lost, so everything the first paint needs is here:
 
-- ``base`` + ``tail``: the log as rows, in append order. New rows go to the
-  small ``tail``; when it outgrows ``tail_limit(len(base))`` it is folded into
-  ``base``. A sync sends only the traits that changed, so one new entry costs
-  the tail (amortised O(sqrt n) rows), not the whole log.
-- ``leaf_id``; ``selected_id`` (``""`` = follow the leaf); ``view``
-  (``"tree"``, ``"model"`` or ``"transcript"``); ``view_limit``.
-- ``views``: both views and the full entry at the selected entry, recomputed
-  only when the selection, the followed leaf or ``view_limit`` changes.
+- ``tree``: ``{"rev", "lines", "entries", "changed_from", "leaf_line"}``: the
+  layout's revision, how many lines and entries, the first line index that
+  changed since the previous ``rev`` (the page drops cached lines from there;
+  ``0`` when the active path moved off its old leaf or the layout was redone),
+  and the leaf's line index (``-1`` when not drawn).
+- ``leaf_id``; ``elided`` (entries from the active path's root its latest
+  compaction elides); ``selected_id`` (``""`` = follow the leaf); ``view``
+  (``"tree"``, ``"model"`` or ``"transcript"``); ``view_limit``; ``error``.
+- ``views``: both views (their last ``view_limit`` items) and the full entry
+  at the selected entry. Following the leaf they are kept up to date from the
+  new entries of each sync (O(new entries + view_limit), never the whole path);
+  at a selected entry they are computed once per selection (O(its depth)).
 
-The one request the front end sends is ``{"action": "branch", "id": ...}``
-("continue from here"): Python calls ``agent.branch(id)`` and syncs back.
+**Requests (the page's ``model.send({"action": NAME, ...})``), dispatched by
+the one table** :attr:`SessionWidget.ACTIONS` (action -> method name; each
+method takes the request dict). Replies to reads go back as custom messages
+(``self.send``) carrying ``"reply": NAME``; actions that change the session
+answer by setting traits:
+
+- ``{"action": "lines", "start": a, "stop": b}`` -> ``{"reply": "lines", "rev",
+  "start": a, "total", "lines": [line, ...]}`` (at most :data:`MAX_LINES`), a
+  line being ``{"row": row(), "depth", "mark", "kids", "on", "elided"}``
+  (``mark`` ``root``/``cont``/``branch``/``eph``; ``kids`` the entry's durable
+  children: branch count and "no reply"; ``on``: on the active path). The page
+  ignores a reply whose ``rev`` is not its current ``tree.rev``.
+- ``{"action": "locate", "id": X}`` -> ``{"reply": "locate", "id": X, "rev",
+  "index", "drawn"}``: the line index of entry ``X`` (or of its nearest drawn
+  ancestor ``drawn`` under a kind filter; ``-1`` if unknown). This is how the
+  page reveals any entry (a search hit on another branch: locate, scroll there,
+  the lines arrive by ``lines``, select it).
+- ``{"action": "branch", "id": X}`` ("continue from here"): ``agent.branch(X)``,
+  then a sync (traits) or ``error``.
+
+**Hooks for more actions.** Add a name to :attr:`ACTIONS` and a method. A kind
+filter (hide custom / progress entries) calls :meth:`SessionWidget.relayout`
+with a predicate: the layout is redone once (O(n)) with those entries hidden
+(their children hang off the nearest drawn ancestor) and ``tree`` tells the
+page to refetch. Extra per-row fields (labels, tokens, cost) go in :func:`row`.
 The widget never writes the store.
+
+**Cost per sync**: O(new entries) for the layout (a new branch point: O(the
+subtree that becomes a branch); a new root or an orphan: O(n) once) and
+O(new entries + view_limit) for the views; bytes sent: the changed traits
+(``views`` within ``view_limit * CHARS_PER_ITEM`` characters) plus the lines
+the page then asks for (about a screenful), whatever the session size.
 
 **Live across kernels.** On a store that notifies appends (PostgreSQL's
 ``LISTEN/NOTIFY``, :meth:`~durable_nb.session.PostgresStore.subscribe`), an
@@ -37,8 +74,8 @@ its cell ends.
 from __future__ import annotations
 
 import json
-import math
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,23 +83,29 @@ import anywidget
 import traitlets
 
 from .errors import DurableError
+from .layout import START, Layout
 from .session import (
     CompactionEntry,
     CustomEntry,
     Entry,
     MessageEntry,
+    ViewBuilder,
     codec,
     display_text,
     elided_count,
     is_aside,
+    is_ephemeral,
     kept_from,
     model_view,
     transcript_view,
+    view_builder,
 )
 
+START_PREVIEW = "start of the session: the first entries branch here"
 PREVIEW_CHARS = 160  # characters of text a tree row carries
 DATA_CHARS = 4000  # characters of a custom entry's data shown in a view
-TAIL_MIN = 64  # the tail may always hold this many rows
+MAX_LINES = 400  # lines one "lines" reply may carry
+PUSH_AROUND = 40  # lines around the leaf a sync pushes to a page that is drawn (it scrolls there)
 VIEW_LIMIT = 100  # messages per view sent at first ("show earlier" asks for 4x more)
 CHARS_PER_ITEM = 500  # a view's JSON budget is this times view_limit (at least one item is sent)
 
@@ -70,15 +113,6 @@ CHARS_PER_ITEM = 500  # a view's JSON budget is this times view_limit (at least 
 def _asset(name: str) -> Path:
     """Return the path of the front-end file ``name`` (it ships inside the package, in ``durable_nb/static/``)."""
     return Path(__file__).resolve().parent / "static" / name
-
-
-def tail_limit(base_len: int) -> int:
-    """Return how many rows the tail may hold before it is folded into the base.
-
-    ``max(TAIL_MIN, isqrt(2 * base_len))``: appending k entries one at a time
-    then sends about k * sqrt(2n) rows in all, instead of k * n.
-    """
-    return max(TAIL_MIN, math.isqrt(2 * base_len))
 
 
 def _preview(text: str) -> str:
@@ -269,21 +303,154 @@ def views_at(
     O(len(path)) + O(limit).
     """
     error = f"no entry {at!r} in session {session_id!r}" if at and not path else ""
-    limit = max(1, limit)
     source = {id(e.message): e.id for e in path if isinstance(e, MessageEntry)}
     model = model_view(path)
     transcript = transcript_view(path)
-    views = {
+    last = path[-1] if path else None
+    return _views(
+        at, following_leaf, len(path), model, len(model), transcript, len(transcript), last, source, limit, memo
+    ), error
+
+
+def _views(
+    at: str,
+    following_leaf: bool,
+    depth: int,
+    model: list,
+    model_total: int,
+    transcript: list,
+    transcript_total: int,
+    last: Entry | None,
+    source: dict[int, str],
+    limit: int,
+    memo: dict | None,
+) -> dict[str, Any]:
+    """Return a ``views`` value (see :func:`views_at`) from the views' last items (``model`` and
+    ``transcript`` may hold just their tails) and totals. O(limit)."""
+    limit = max(1, limit)
+    return {
         "at": at,
         "following_leaf": following_leaf,
-        "depth": len(path),
+        "depth": depth,
         "model": _last_within(model, _sized(lambda m: _view_message(m, source.get(id(m), "")), memo, "m"), limit),
-        "model_total": len(model),
+        "model_total": model_total,
         "transcript": _last_within(transcript, _sized(_view_entry, memo, "t"), limit),
-        "transcript_total": len(transcript),
-        "entry": _elide_blobs(codec.encode(path[-1])) if path else None,
+        "transcript_total": transcript_total,
+        "entry": _elide_blobs(codec.encode(last)) if last is not None else None,
     }
-    return views, error
+
+
+class _Followed:
+    """The views of the active path, kept up to date as it grows (what the widget shows
+    while following the leaf): O(new entries) per extension, O(depth) to start over."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.reset()
+
+    def reset(self) -> None:
+        """Start over from the agent's active path. O(depth)."""
+        path = self.agent.path()
+        self.leaf = self.agent.leaf_id
+        self.builder: ViewBuilder = view_builder(path)
+        self.transcript: list[Entry] = transcript_view(path)
+        self.source = {id(e.message): e.id for e in path if isinstance(e, MessageEntry)}
+        self.depth = len(path)
+        self.last: Entry | None = path[-1] if path else None
+        self.elided = elided_count(path)
+
+    def move(self, new: int) -> bool:
+        """Follow the agent's leaf; ``new``: how many entries were appended since the last call.
+        Return True when the new leaf continues the old one's path (the old active path is still
+        active), False when the views started over. O(new entries), or O(depth) to start over."""
+        leaf = self.agent.leaf_id
+        if leaf == self.leaf:
+            return True
+        chain: list[Entry] = []
+        cur = leaf
+        while cur != self.leaf and len(chain) <= new:
+            try:
+                e = self.agent.entry(cur)
+            except DurableError:
+                break
+            chain.append(e)
+            cur = e.parent_id
+            if not cur and self.leaf:
+                break
+        if cur != self.leaf or any(isinstance(e, CompactionEntry) for e in chain):
+            self.reset()
+            return False
+        chain.reverse()
+        for e in chain:
+            if isinstance(e, MessageEntry):
+                self.builder.add(e.message)
+                self.source[id(e.message)] = e.id
+                if e.message.injected is None:
+                    self.transcript.append(e)
+            else:
+                self.transcript.append(e)
+        self.depth += len(chain)
+        self.last = chain[-1]
+        self.leaf = leaf
+        return True
+
+    def views(self, limit: int, memo: dict | None) -> dict[str, Any]:
+        """Return the ``views`` value at the leaf (:func:`views_at`'s, from the kept state). O(limit)."""
+        limit = max(1, limit)
+        b = self.builder
+        out = b.out
+        cut = b.at if b.pending and b.at >= 0 else len(out)
+        start = max(0, cut - limit)
+        tail = ViewBuilder()  # the view's end only: repairing a dangling call never copies the whole path
+        tail.out, tail.pending, tail.at = out[start:], b.pending, (b.at - start if b.at >= 0 else -1)
+        body = tail.body()[-limit:]
+        total = len(out) + len(b.pending)
+        model: list = body
+        if b.system is not None:
+            total += 1
+            if start == 0 and len(body) < limit:
+                model = [b.system, *body]
+        tr = self.transcript
+        return _views(
+            self.leaf, True, self.depth, model, total, tr[-limit:], len(tr), self.last, self.source, limit, memo
+        )
+
+
+def tree_line(agent: Any, layout: Layout, entry_id: str, elided: int) -> dict[str, Any]:
+    """Return the line the page draws for ``entry_id`` of ``layout`` (``""``: the START row).
+
+    Keys: ``row`` (:func:`agent_row`), ``depth``, ``mark``, ``kids`` (durable
+    children), ``on`` (on ``agent``'s active path) and ``elided`` (among the
+    first ``elided`` entries of that path, which its latest compaction elides).
+    O(size of the entry), plus O(depth) for a compaction.
+    """
+    if entry_id == START:
+        r: dict[str, Any] = {"id": "", "parent_id": "", "type": "start", "preview": START_PREVIEW}
+        return {"row": r, "depth": 0, "mark": "root", "kids": layout.kids_of(START), "on": False, "elided": False}
+    on = agent.on_path(entry_id)
+    return {
+        "row": agent_row(agent, agent.entry(entry_id)),
+        "depth": layout.depth[entry_id],
+        "mark": layout.mark[entry_id],
+        "kids": layout.kids_of(entry_id),
+        "on": on,
+        "elided": on and layout.plen[entry_id] <= elided,
+    }
+
+
+def off_chain(e: Entry) -> bool:
+    """True for an entry drawn hanging off its parent, never a branch: an ephemeral message or an aside."""
+    return is_ephemeral(e) or is_aside(e)
+
+
+def agent_layout(agent: Any, hide: Callable[[Entry], bool] | None = None) -> Layout:
+    """Return the :class:`~durable_nb.layout.Layout` of ``agent``'s whole log (``hide``: entries
+    not drawn). O(n)."""
+    lay = Layout()
+    for e in agent.entries():
+        lay.add(e.id, e.parent_id, off_chain(e), hide is not None and hide(e), e.created_at)
+    lay.take_changes()
+    return lay
 
 
 _open: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
@@ -332,15 +499,17 @@ class SessionWidget(anywidget.AnyWidget):
     ``SessionWidget(agent)`` syncs once; call :meth:`sync` after the agent's
     log or leaf changes (the notebook magics do, after each persistence
     receipt). ``view`` picks the starting tab: ``"tree"``, ``"model"`` or
-    ``"transcript"``.
+    ``"transcript"``. The protocol with the page is in the module doc.
     """
 
     _esm = _asset("widget.js")
     _css = _asset("widget.css")
 
+    # The one table of the page's requests: action -> method (which takes the request dict).
+    ACTIONS: dict[str, str] = {"branch": "_do_branch", "lines": "_do_lines", "locate": "_do_locate"}
+
     session_id = traitlets.Unicode("").tag(sync=True)
-    base: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
-    tail: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    tree = traitlets.Dict().tag(sync=True)  # {"rev", "lines", "entries", "changed_from", "leaf_line"}
     leaf_id = traitlets.Unicode("").tag(sync=True)
     elided = traitlets.Int(0).tag(sync=True)  # entries from the active path's root its latest compaction elides
     selected_id = traitlets.Unicode("").tag(sync=True)
@@ -351,18 +520,19 @@ class SessionWidget(anywidget.AnyWidget):
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         self.agent = agent
+        self._hide: Callable[[Entry], bool] | None = None
+        self._memo: dict = {}
+        self._page_seen = False  # a page has asked for lines: syncs push the new ones
         # The first state goes out with the comm's open message: compute it before opening.
-        entries = agent.entries()
-        self._count = len(entries)  # rows sent (base + tail)
-        self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
+        self._start()
         selected, limit = kwargs.get("selected_id", ""), kwargs.get("view_limit", VIEW_LIMIT)
-        self._views_key = (selected or agent.leaf_id, not selected, limit)
-        views, error = self._views_at(*self._views_key)
+        self._views_key: tuple = (selected or agent.leaf_id, not selected, limit, self._followed.leaf)
+        views, error = self._views_for(*self._views_key[:3])
         super().__init__(
             session_id=agent.session_id,
-            base=[self._row(e) for e in entries],
+            tree=self._tree_state(0),
             leaf_id=agent.leaf_id,
-            elided=elided_count(agent.path()),
+            elided=self._followed.elided,
             views=views,
             error=error,
             **kwargs,
@@ -370,6 +540,26 @@ class SessionWidget(anywidget.AnyWidget):
         self.on_msg(self._on_request)
         _open.add(self)
         self._unsubscribe = _follow(self)
+
+    def _start(self) -> None:
+        """Lay out the agent's whole log and start following its leaf. O(n)."""
+        entries = self.agent.entries()
+        self._layout = agent_layout(self.agent, self._hide)
+        self._count = len(entries)
+        self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
+        self._followed = _Followed(self.agent)
+        self._rev = getattr(self, "_rev", 0) + 1
+
+    def _tree_state(self, changed_from: int) -> dict[str, Any]:
+        lay = self._layout
+        leaf = lay.drawn(self.agent.leaf_id) if self.agent.leaf_id else None
+        return {
+            "rev": self._rev,
+            "lines": len(lay),
+            "entries": self._count,
+            "changed_from": changed_from,
+            "leaf_line": lay.position(leaf) if leaf else -1,
+        }
 
     def close(self) -> None:
         """Close the widget and stop following its store."""
@@ -392,37 +582,65 @@ class SessionWidget(anywidget.AnyWidget):
             sync_widgets(self.agent)
 
     def sync(self) -> None:
-        """Push the agent's current log and leaf to the front end, sending only what changed.
+        """Push what changed since the last sync: the layout's change (``tree``), the leaf, and
+        the views when the entry they are at moved. Never a row: the page asks for the lines it draws.
 
-        New entries are appended to ``tail`` (folded into ``base`` when the
-        tail outgrows :func:`tail_limit`); a log that shrank or changed under
-        the widget is re-sent whole. The views are recomputed only when the
-        entry they are at changed. Everything goes out as one update message.
-        Cost: O(new entries + tail), plus O(depth) when the views move, plus
-        O(n) on a fold (rare). A no-op sync sends nothing.
+        A log that shrank or changed under the widget (another agent) is laid out again.
+        Everything goes out as one update message; a no-op sync sends nothing.
+        Cost: see the module doc (O(new entries + view_limit) for a turn).
         """
-        entries = self.agent.entries()
-        n = len(entries)
+        agent = self.agent
+        tail = agent.entries(max(0, self._count - 1))
         with self.hold_sync():
-            replaced = n < self._count or (self._count and entries[self._count - 1].id != self._last_id)
-            if replaced:
-                self.base, self.tail, self._count = [], [], 0
-            if n > self._count:
-                new = [self._row(e) for e in entries[self._count :]]
-                tail = self.tail + new
-                if len(tail) > tail_limit(len(self.base)):
-                    self.base, self.tail = self.base + tail, []
-                else:
-                    self.tail = tail
-            self._count = n
-            self._last_id = entries[-1].id if entries else ""
-            self.session_id = self.agent.session_id
-            self.leaf_id = self.agent.leaf_id
-            self.elided = elided_count(self.agent.path())
+            if self._count and (not tail or tail[0].id != self._last_id):
+                self._start()
+                changed: int | None = 0
+            else:
+                new = tail[1:] if self._count else tail
+                hide = self._hide
+                for e in new:
+                    self._layout.add(e.id, e.parent_id, off_chain(e), hide is not None and hide(e), e.created_at)
+                self._count += len(new)
+                if new:
+                    self._last_id = new[-1].id
+                changed = self._layout.take_changes()
+                elided = self._followed.elided
+                if not self._followed.move(len(new)) or self._followed.elided != elided:
+                    changed = 0  # the active path (or what it elides) changed above the new lines
+            if changed is not None:
+                self._rev += 1
+                tree = self._tree_state(changed)
+                self._push(changed, tree["leaf_line"])
+                self.tree = tree
+            self.session_id = agent.session_id
+            self.leaf_id = agent.leaf_id
+            self.elided = self._followed.elided
             self._update_views()
 
-    def _row(self, e: Entry) -> dict[str, Any]:
-        return agent_row(self.agent, e)
+    def _push(self, changed: int, leaf_line: int) -> None:
+        """Send the changed lines near the leaf ahead of the ``tree`` update that announces them
+        (same ``rev``), so a drawn page has them without asking: a busy kernel (a turn running)
+        answers no request until its cell ends. Only once the page has asked for lines (it is
+        drawn); at most ``2 * PUSH_AROUND + 1`` lines around the leaf (from the change when there is
+        no leaf), usually just the new ones."""
+        if not self._page_seen:
+            return
+        around = leaf_line if leaf_line >= 0 else changed + PUSH_AROUND  # no leaf: the page is at the top
+        start = max(changed, around - PUSH_AROUND)
+        stop = min(len(self._layout), around + PUSH_AROUND + 1)
+        if start < stop:
+            total = len(self._layout)
+            self.send(
+                {"reply": "lines", "rev": self._rev, "start": start, "total": total, "lines": self.lines(start, stop)}
+            )
+
+    def relayout(self, hide: Callable[[Entry], bool] | None) -> None:
+        """Lay the tree out again with the entries ``hide`` picks hidden (``None``: all drawn);
+        their children hang off the nearest drawn ancestor. The hook of a kind filter. O(n)."""
+        self._hide = hide
+        with self.hold_sync():
+            self._start()
+            self.tree = self._tree_state(0)
 
     @traitlets.observe("selected_id", "view_limit")
     def _selection_changed(self, _change: dict) -> None:
@@ -430,18 +648,43 @@ class SessionWidget(anywidget.AnyWidget):
             self._update_views()
 
     def _update_views(self) -> None:
-        """Recompute ``views`` for the selected entry (or the leaf) if it moved. O(depth)."""
-        key = (self.selected_id or self.agent.leaf_id, not self.selected_id, self.view_limit)
+        """Recompute ``views`` for the selected entry (or the leaf) if it moved. O(new entries + limit)
+        following the leaf, O(depth of the selected entry) when the selection moves."""
+        at = self.selected_id or self.agent.leaf_id
+        key = (at, not self.selected_id, self.view_limit, self._followed.leaf if not self.selected_id else "")
         if key != self._views_key:
             self._views_key = key
-            self.views, self.error = self._views_at(*key)
+            self.views, self.error = self._views_for(*key[:3])
 
-    def _views_at(self, at: str, following_leaf: bool, limit: int) -> tuple[dict[str, Any], str]:
-        """Return :func:`views_at` for entry ``at`` of the agent. O(depth of ``at``) + O(limit)."""
-        return views_at(self.agent.path(at) if at else [], at, following_leaf, limit, self.agent.session_id)
+    def _views_for(self, at: str, following_leaf: bool, limit: int) -> tuple[dict[str, Any], str]:
+        """Return the ``views`` value at ``at`` and an error: from the kept state of the active path
+        when following the leaf (O(limit)), else :func:`views_at` (O(depth of ``at``) + O(limit))."""
+        if len(self._memo) > 40 * max(limit, VIEW_LIMIT):
+            self._memo.clear()  # it keeps what it encoded alive: bounded
+        if following_leaf and at == self._followed.leaf:
+            return self._followed.views(limit, self._memo), ""
+        return views_at(self.agent.path(at) if at else [], at, following_leaf, limit, self.agent.session_id, self._memo)
+
+    # -- lines -------------------------------------------------------------
+
+    def line(self, entry_id: str) -> dict[str, Any]:
+        """Return :func:`tree_line` for a drawn entry of this widget's layout. O(size of the entry)."""
+        return tree_line(self.agent, self._layout, entry_id, self._followed.elided)
+
+    def lines(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """Return :meth:`line` for the layout's lines ``start`` to ``stop`` (at most :data:`MAX_LINES`)."""
+        ids = self._layout.lines[max(0, start) : max(0, min(stop, start + MAX_LINES))]
+        return [self.line(i) for i in ids]
 
     def _static_state(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("session_id", "base", "tail", "leaf_id", "elided", "views")}
+        """Return what the static fallback draws (:mod:`durable_nb.share.fallback`): the traits, plus
+        ``lines``: the first and last ``fallback.ROWS`` lines (all of them in a small session). O(ROWS)."""
+        from .share import fallback
+
+        n, k = len(self._layout), fallback.ROWS
+        head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
+        state = {k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views")}
+        return {**state, "lines": head, "line_count": n, "entry_count": self._count}
 
     def __repr__(self) -> str:
         from .share import fallback  # not at import time: share's page imports this module
@@ -449,11 +692,11 @@ class SessionWidget(anywidget.AnyWidget):
         return f"SessionWidget({fallback.header(self._static_state())})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        """Return the widget view plus a static fallback: ``text/html`` (the tree and both
-        views, escaped, no script; see :mod:`durable_nb.share.fallback`) and a ``text/plain``
-        summary. JupyterLab and Notebook 7 draw the widget; a renderer with no kernel or
+        """Return the widget view plus a static fallback: ``text/html`` (the tree's first and last
+        lines and both views, escaped, no script; see :mod:`durable_nb.share.fallback`) and a
+        ``text/plain`` summary. JupyterLab and Notebook 7 draw the widget; a renderer with no kernel or
         widget manager (nbconvert, nbviewer, GitHub) shows the fallback. The fallback is the
-        session as it was when the output was displayed. O(n) for the tree layout."""
+        session as it was when the output was displayed. O(fallback.ROWS + view size)."""
         from .share import fallback
 
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -464,12 +707,44 @@ class SessionWidget(anywidget.AnyWidget):
         data = {**data, "text/plain": fallback.text(state), "text/html": fallback.html(state)}
         return data, metadata
 
+    # -- requests ----------------------------------------------------------
+
     def _on_request(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """Handle ``{"action": "branch", "id": ...}``: move the leaf there, follow it, sync back."""
-        if not isinstance(content, dict) or content.get("action") != "branch":
+        """Dispatch a page request through :attr:`ACTIONS` (unknown actions are ignored)."""
+        if not isinstance(content, dict):
             return
+        name = self.ACTIONS.get(str(content.get("action")))
+        if name is not None:
+            self._page_seen = True
+            getattr(self, name)(content)
+
+    def _do_lines(self, req: dict[str, Any]) -> None:
+        """``{"action": "lines", "start", "stop"}``: reply with those lines (see the module doc)."""
         try:
-            self.agent.branch(str(content.get("id", "")))
+            start, stop = int(req.get("start", 0)), int(req.get("stop", 0))
+        except (TypeError, ValueError):
+            return
+        self.send(
+            {
+                "reply": "lines",
+                "rev": self._rev,
+                "start": max(0, start),
+                "total": len(self._layout),
+                "lines": self.lines(start, stop),
+            }
+        )
+
+    def _do_locate(self, req: dict[str, Any]) -> None:
+        """``{"action": "locate", "id"}``: reply with the entry's line index (see the module doc)."""
+        entry_id = str(req.get("id", ""))
+        drawn = self._layout.drawn(entry_id) if entry_id else None
+        index = self._layout.position(drawn) if drawn else -1
+        self.send({"reply": "locate", "id": entry_id, "rev": self._rev, "index": index, "drawn": drawn or ""})
+
+    def _do_branch(self, req: dict[str, Any]) -> None:
+        """``{"action": "branch", "id"}``: move the leaf there, follow it, sync back (or set ``error``)."""
+        try:
+            self.agent.branch(str(req.get("id", "")))
         except DurableError as e:
             self.error = str(e)
             return

@@ -4,10 +4,13 @@
     fallback.html(state)    # the tree, active path, branch markers; model and transcript views
     fallback.text(state)    # a few lines for text/plain
 
-``state`` is what :class:`~durable_nb.widget.SessionWidget` syncs (``session_id``,
-``base`` + ``tail`` rows, ``leaf_id``, ``elided``, ``views``), so the static page shows
-exactly the rows and views the live widget draws, computed once by the widget
-module (:func:`~durable_nb.widget.row`, :func:`~durable_nb.widget.views_at`).
+``state`` is :meth:`SessionWidget._static_state() <durable_nb.widget.SessionWidget>`:
+what the widget syncs (``session_id``, ``leaf_id``, ``views``) plus ``lines`` (the
+tree's first and last lines, each as the page fetches it: ``row``, ``depth``,
+``mark``, ``kids``, ``on``, ``elided``), ``line_count`` and ``entry_count``, so the
+static page shows exactly the lines and views the live widget draws, computed
+once in Python (:class:`~durable_nb.layout.Layout`, :func:`~durable_nb.widget.row`,
+:func:`~durable_nb.widget.views_at`).
 Nothing here runs script, loads a URL or trusts a string: every value from the
 session goes through :func:`html.escape`; the only markup is this module's own
 (tables, ``<details>``, ``<code>``, inline styles that renderers may strip).
@@ -22,8 +25,6 @@ from __future__ import annotations
 import json
 from html import escape
 from typing import Any
-
-from ..session import sort_siblings
 
 ROWS = 30  # tree lines shown at each end of a big session
 TEXT_CHARS = 4000  # characters of one text block shown
@@ -50,93 +51,20 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
-def rows_of(state: dict[str, Any]) -> list[dict[str, Any]]:
-    """Return the widget state's rows (``base`` then ``tail``), in append order."""
-    return [*state.get("base", []), *state.get("tail", [])]
-
-
 def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
-    """Return the tree as ``(row, depth, mark)`` lines, in the order the widget draws them.
+    """Return the tree of ``rows`` (dicts with ``id``, ``parent_id``, ``created_at``, maybe ``injected``
+    or ``aside``) as ``(row, depth, mark)`` lines in the order the widget draws them
+    (:class:`~durable_nb.layout.Layout` decides it, siblings in :func:`~durable_nb.session.sort_siblings`
+    order; the START row is :data:`START`). O(n)."""
+    from ..layout import Layout
 
-    Depth-first from each root, siblings in sibling order
-    (:func:`~durable_nb.session.sort_siblings`: oldest ``created_at`` first,
-    ties in log order, as the tree and the widget): a single durable child continues
-    at the same depth (``"cont"``), several each start a branch one level in
-    (``"branch"``), ephemeral children hang one level in right under their
-    parent (``"eph"``). Several root-level entries are branches under a
-    :data:`START` row. Orphans and cycle members become roots; with a
-    duplicate id the first row keeps it (as in ``widget.js``). O(n).
-    """
-    by_id: dict[str, dict[str, Any]] = {}
-    kids: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r["id"] in by_id:
-            continue
-        by_id[r["id"]] = r
-        if r.get("parent_id"):
-            kids.setdefault(r["parent_id"], []).append(r)
-    for k in kids.values():
-        sort_siblings(k, _created)
-    out: list[tuple[dict[str, Any], int, str]] = []
-    seen: set[str] = set()
-
-    def walk(root: dict[str, Any], depth: int = 0, mark: str = "root") -> None:
-        stack = [(root, depth, mark)]
-        while stack:
-            r, depth, mark = stack.pop()
-            if r["id"] in seen:
-                continue
-            seen.add(r["id"])
-            out.append((r, depth, mark))
-            children = kids.get(r["id"], [])
-            durable = [k for k in children if k.get("injected") != "ephemeral"]
-            eph = [k for k in children if k.get("injected") == "ephemeral"]
-            if len(durable) == 1:
-                stack.append((durable[0], depth, "cont"))
-            else:
-                stack.extend((k, depth + 1, "branch") for k in reversed(durable))
-            stack.extend((k, depth + 1, "eph") for k in reversed(eph))
-
-    firsts = [r for r in rows if by_id.get(r["id"]) is r]
-    tops = sort_siblings([r for r in firsts if not r.get("parent_id") or r["parent_id"] not in by_id], _created)
-    roots = [r for r in tops if not r.get("parent_id")]
-    if sum(r.get("injected") != "ephemeral" for r in roots) > 1:  # an edited first turn: branches from the start
-        out.append((START, 0, "root"))
-        for r in roots:
-            walk(r, 1, "eph" if r.get("injected") == "ephemeral" else "branch")
-    for r in tops:
-        walk(r)
-    for r in firsts:
-        if r["id"] not in seen:
-            walk(r)  # a cycle: cut at its first row in log order
-    return out
-
-
-def _created(row: dict[str, Any]) -> str:
-    return str(row.get("created_at") or "")
-
-
-def marks(rows: list[dict[str, Any]], leaf_id: str, elided: int = 0) -> tuple[list[str], set[str], dict[str, int]]:
-    """Return the active path's ids (root first), the ids of its first ``elided`` entries (what
-    its latest compaction elides: the widget's ``elided`` state, computed by
-    :func:`durable_nb.session.elided_count`), and ``{id: number of durable children}`` for
-    every branch point. O(n)."""
+    lay = Layout()
     by_id: dict[str, dict[str, Any]] = {}
     for r in rows:
         by_id.setdefault(r["id"], r)
-    path: list[str] = []
-    seen: set[str] = set()
-    cur = by_id.get(leaf_id)
-    while cur is not None and cur["id"] not in seen:
-        seen.add(cur["id"])
-        path.append(cur["id"])
-        cur = by_id.get(cur.get("parent_id") or "")
-    path.reverse()
-    durable_kids: dict[str, int] = {}
-    for r in by_id.values():
-        if r.get("parent_id") and r.get("injected") != "ephemeral":
-            durable_kids[r["parent_id"]] = durable_kids.get(r["parent_id"], 0) + 1
-    return path, set(path[: max(0, elided)]), {k: n for k, n in durable_kids.items() if n > 1}
+        off = r.get("injected") == "ephemeral" or bool(r.get("aside"))
+        lay.add(r["id"], r.get("parent_id") or "", off, created_at=str(r.get("created_at") or ""))
+    return [(by_id.get(i, START) if i else START, lay.depth[i], lay.mark[i]) for i in lay.lines]
 
 
 def _badge(text: str) -> str:
@@ -158,19 +86,17 @@ def _injection(d: dict[str, Any]) -> str:
     return _badge(f"{inj} · {d['origin']}" if d.get("origin") else inj)
 
 
-def _tree_line(
-    r: dict[str, Any], depth: int, mark: str, leaf: str, active: set[str], elided: set[str], branches
-) -> str:
-    on = r["id"] in active
+def _tree_line(line: dict[str, Any], leaf: str) -> str:
+    r, depth, mark, on = line["row"], line["depth"], line["mark"], line.get("on", False)
     lead = {"branch": "└ ", "eph": "┄ "}.get(mark, "")
     glyph = "│ " * min(depth - bool(lead), MAX_INDENT) + lead
     glyph += "●" if on else "○"
     badges = [_injection(r)]
     if r["id"] == leaf:
         badges.append(_badge("leaf"))
-    if r["id"] in branches:
-        badges.append(_badge(f"{branches[r['id']]} branches"))
-    if r["id"] in elided:
+    if line.get("kids", 0) > 1:
+        badges.append(_badge(f"{line['kids']} branches"))
+    if line.get("elided"):
         badges.append(_badge("elided by compaction"))
     if depth > MAX_INDENT:
         badges.append(_badge(f"depth {depth}"))
@@ -197,27 +123,26 @@ def _tree_line(
     )
 
 
-def tree_html(rows: list[dict[str, Any]], leaf_id: str, limit: int = ROWS, elided: int = 0) -> str:
-    """Return the tree as an HTML table: first and last ``limit`` lines, a count of the rest.
+def tree_html(lines: list[dict[str, Any]], leaf_id: str, limit: int = ROWS, count: int | None = None) -> str:
+    """Return the tree as an HTML table: its first and last ``limit`` lines, a count of the rest.
 
-    Active-path rows are bold with ``●`` (others ``○``); the leaf, branch
-    points, injected entries, compaction ranges, tool calls and results carry
-    text badges. O(n) to lay out, O(limit) to draw.
+    ``lines`` are the tree's lines as the widget's page fetches them (see the module doc):
+    all of them, or the first and last ones of ``count``. Active-path rows are bold with
+    ``●`` (others ``○``); the leaf, branch points, injected entries, compaction ranges, tool
+    calls and results carry text badges. O(limit).
     """
-    lines = layout(rows)
-    path, elided_ids, branches = marks(rows, leaf_id, elided)
-    active = set(path)
-    shown: list[tuple[dict[str, Any], int, str] | None] = (
-        [*lines] if len(lines) <= 2 * limit else [*lines[:limit], None, *lines[-limit:]]
+    count = len(lines) if count is None else count
+    shown: list[dict[str, Any] | None] = (
+        [*lines] if count <= 2 * limit and len(lines) == count else [*lines[:limit], None, *lines[-limit:]]
     )
     body = []
     for line in shown:
         if line is None:
             body.append(
-                f'<tr><td colspan="3" style="{_TD}"><i>… {len(lines) - 2 * limit} more entries not shown …</i></td></tr>'
+                f'<tr><td colspan="3" style="{_TD}"><i>… {count - 2 * limit} more entries not shown …</i></td></tr>'
             )
         else:
-            body.append(_tree_line(*line, leaf_id, active, elided_ids, branches))
+            body.append(_tree_line(line, leaf_id))
     return f'<table class="dnb-static-tree">{"".join(body)}</table>'
 
 
@@ -305,7 +230,7 @@ def _card(head: str, body: str) -> str:
 def header(state: dict[str, Any]) -> str:
     """Return the one-line description of a widget state, e.g.
     ``session 'demo' · 14 entries · leaf 1a2b3c4d (depth 9)``."""
-    n = len(state.get("base", [])) + len(state.get("tail", []))
+    n = state.get("entry_count", 0)
     leaf = state.get("leaf_id") or ""
     depth = (state.get("views") or {}).get("depth")
     where = f"leaf {_short(leaf)}" + (f" (depth {depth})" if depth is not None and leaf else "")
@@ -318,17 +243,17 @@ def html(state: dict[str, Any], limit: int = ROWS) -> str:
     A header (session id, entry count, leaf), the tree (:func:`tree_html`),
     then ``<details>`` sections: the transcript view (open), the model view,
     both at the entry the views are at (the leaf when following it). Every
-    string from the session is escaped. O(n) for the tree layout, plus the
-    size of the views.
+    string from the session is escaped. O(limit), plus the size of the views.
     """
     views = state.get("views") or {}
     at = views.get("at") or ""
     where = f"{_short(at)}{' (leaf)' if views.get('following_leaf') else ''}" if at else "(empty)"
-    rows = rows_of(state)
+    lines = state.get("lines") or []
+    count = state.get("line_count", len(lines))
     return (
         '<div class="dnb-static">'
         f"<p><b>durable session</b> {_e(header(state))} · <i>a saved snapshot: run the notebook for the live widget</i></p>"
-        f"<details open><summary>Tree ({len(rows)} entries; ● active path)</summary>{tree_html(rows, state.get('leaf_id') or '', limit, state.get('elided') or 0)}</details>"
+        f"<details open><summary>Tree ({state.get('entry_count', 0)} entries; ● active path)</summary>{tree_html(lines, state.get('leaf_id') or '', limit, count)}</details>"
         f"<details open><summary>Transcript view at {_e(where)}: what a person reads ({views.get('transcript_total', 0)} entries)</summary>"
         f"{transcript_html(views)}</details>"
         f"<details><summary>Model view at {_e(where)}: what the model receives ({views.get('model_total', 0)} messages)</summary>"

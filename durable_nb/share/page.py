@@ -7,8 +7,8 @@ The page runs the widget's own front end (``static/widget.js`` and
 ``widget.css``, inlined) against a read-only stand-in for anywidget's model
 (``static/export.js``), so it has the same tree, views, details panel,
 keyboard and branch navigation as the live widget, from ``file://`` with no
-network and no kernel. The rows and views are what
-:class:`~durable_nb.widget.SessionWidget` would send (:func:`~durable_nb.widget.agent_row`,
+network and no kernel. The lines and views are what
+:class:`~durable_nb.widget.SessionWidget` would send (:func:`~durable_nb.widget.tree_line`,
 :func:`~durable_nb.widget.views_at`), computed here once per embedded entry.
 
 Bounded cost: a view at an entry costs O(its depth), so views are embedded
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..session import codec, elided_count, is_ephemeral
-from ..widget import VIEW_LIMIT, _asset, _elide_blobs, agent_row, views_at
+from ..widget import VIEW_LIMIT, _asset, _elide_blobs, agent_layout, tree_line, views_at
 from . import fallback
 
 VIEW_BUDGET = 200_000  # path entries walked (sum of depths) to embed views: about 1 s here, and all of a few-hundred-entry session
@@ -73,8 +73,10 @@ def view_order(agent: Any) -> list[str]:
 
 
 def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) -> dict[str, Any]:
-    """Return what the page embeds for ``agent``: ``state`` (the widget's traits: rows, leaf,
-    view, ...), ``items`` (each distinct view item and entry, once), ``views`` (``{id: [model
+    """Return what the page embeds for ``agent``: ``state`` (the widget's traits: ``tree``, leaf,
+    view, ...), ``lines`` (every line of the tree as the widget's page fetches them, with the
+    active path of the exported leaf; ``static/export.js`` answers the page's requests from them),
+    ``items`` (each distinct view item and entry, once), ``views`` (``{id: [model
     refs, model total, transcript refs, transcript total, depth, elided count]}`` for the
     embedded entries),
     ``entries`` (``{id: full encoding}`` of every entry, blobs elided) and ``notes``.
@@ -113,12 +115,14 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
             v["depth"],
             elided_count(path),  # the widget's `elided` when the page's leaf moves here
         ]
+    lay = agent_layout(agent)
+    elided = elided_count(agent.path())
+    leaf_line = lay.position(agent.leaf_id) if agent.leaf_id else -1
     state = {
         "session_id": agent.session_id,
-        "base": [agent_row(agent, e) for e in entries],
-        "tail": [],
+        "tree": {"rev": 1, "lines": len(lay), "entries": len(entries), "changed_from": 0, "leaf_line": leaf_line},
         "leaf_id": agent.leaf_id,
-        "elided": elided_count(agent.path()),
+        "elided": elided,
         "selected_id": "",
         "view": "tree",
         "view_limit": limit,
@@ -127,6 +131,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
     }
     return {
         "state": state,
+        "lines": [tree_line(agent, lay, i, elided) for i in lay.lines],
         "items": items,
         "views": views,
         "entries": {i: _elide_blobs(codec.encode(e)) for i, e in by_id.items()},
@@ -147,7 +152,13 @@ def page_html(agent: Any, source: str = "", budget: int = VIEW_BUDGET) -> str:
     """
     data = page_data(agent, budget)
     leaf = agent.leaf_id
-    static = dict(data["state"], views=views_at(agent.path(), leaf, True, VIEW_LIMIT, agent.session_id)[0])
+    static = dict(
+        data["state"],
+        views=views_at(agent.path(), leaf, True, VIEW_LIMIT, agent.session_id)[0],
+        lines=data["lines"],
+        line_count=len(data["lines"]),
+        entry_count=len(agent.entries()),
+    )
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     head = (
         f"<b>durable_nb</b> session <code>{escape(agent.session_id)}</code> · {len(agent.entries())} entries · "

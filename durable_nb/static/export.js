@@ -2,22 +2,59 @@
 //
 // durable_nb.share.page inlines widget.js and then this file into ONE module
 // script of a self-contained page, so `render` below is widget.js's own. The
-// data (rows, and the views Python computed at each embedded entry, their
-// items stored once in `items`) is the JSON of <script id="dnb-data">. Nothing
-// here computes a view, fetches anything or writes anywhere: a selection looks
-// the views up; "continue from here" moves this page's leaf (navigation only).
+// data (every line of the tree as Python laid it out, and the views Python
+// computed at each embedded entry, their items stored once in `items`) is the
+// JSON of <script id="dnb-data">. This stand-in answers the widget's requests
+// ("lines", "locate") from it, marking the active path of the page's leaf.
+// Nothing here computes a layout or a view, fetches anything or writes
+// anywhere: a selection looks the views up; "continue from here" moves this
+// page's leaf (navigation only).
 {
   const t0 = performance.now(); // first paint is timed from here (the data parsed, the tree drawn, two frames)
   const data = JSON.parse(/** @type {HTMLElement} */ (document.getElementById("dnb-data")).textContent || "{}");
   /** @type {Record<string, any>} */ const state = data.state;
   /** @type {any[]} */ const items = data.items;
   /** @type {Map<string, Set<Function>>} */ const listeners = new Map();
-  const ephemeral = new Set(state.base.filter((/** @type {any} */ r) => r.injected === "ephemeral").map((/** @type {any} */ r) => r.id));
+  /** @type {any[]} */ const lines = data.lines;
+  /** @type {Map<string, number>} */ const index = new Map();
+  /** @type {Map<string, any>} */ const rows = new Map();
+  lines.forEach((l, i) => {
+    if (l.row.id && !index.has(l.row.id)) index.set(l.row.id, i);
+    if (l.row.id) rows.set(l.row.id, l.row);
+  });
+  const ephemeral = new Set([...rows.values()].filter((r) => r.injected === "ephemeral").map((r) => r.id));
+  /** @type {{ leaf: string, at: Map<string, number> }} */ let active = { leaf: "\u0000", at: new Map() };
+  /** The active path of the page's leaf: id -> place from the root (cycle-safe). */
+  function activePath() {
+    if (active.leaf === state.leaf_id) return active.at;
+    /** @type {string[]} */ const ids = [];
+    let cur = rows.get(state.leaf_id);
+    while (cur && !ids.includes(cur.id)) {
+      ids.push(cur.id);
+      cur = cur.parent_id ? rows.get(cur.parent_id) : undefined;
+    }
+    ids.reverse();
+    active = { leaf: state.leaf_id, at: new Map(ids.map((id, k) => [id, k])) };
+    return active.at;
+  }
+  /** @param {any} l a line, marked for the page's leaf */
+  function mark(l) {
+    if (!l.row.id) return l;
+    const k = activePath().get(l.row.id);
+    return { ...l, on: k !== undefined, elided: k !== undefined && k < (state.elided || 0) };
+  }
+  /** Answer like the kernel does: later, as a custom message. @param {any} content */
+  function reply(content) {
+    setTimeout(() => {
+      for (const cb of [...(listeners.get("msg:custom") || [])]) cb(content, []);
+    }, 0);
+  }
 
   /** @param {string} key */
   const fire = (key) => {
     for (const cb of [...(listeners.get(`change:${key}`) || [])]) cb();
   };
+  state.tree = { ...state.tree };
 
   /**
    * The `views` value at entry `at`, as SessionWidget would send it (at most `limit` items of each view).
@@ -61,10 +98,21 @@
     },
     save_changes: () => {},
     send: (/** @type {any} */ msg) => {
+      if (msg && msg.action === "lines") {
+        const start = Math.max(0, Number(msg.start) || 0);
+        const stop = Math.min(Number(msg.stop) || 0, start + 400);
+        return reply({ reply: "lines", rev: state.tree.rev, start, total: lines.length, lines: lines.slice(start, stop).map(mark) });
+      }
+      if (msg && msg.action === "locate") {
+        const i = index.get(String(msg.id));
+        return reply({ reply: "locate", id: msg.id, rev: state.tree.rev, index: i ?? -1, drawn: i === undefined ? "" : msg.id });
+      }
       if (!msg || msg.action !== "branch" || ephemeral.has(msg.id) || !(msg.id in data.entries)) return;
       state.leaf_id = String(msg.id);
       state.selected_id = "";
       state.elided = data.views[msg.id] ? data.views[msg.id][5] : 0; // what a compaction on the new path elides (known where its views are)
+      state.tree = { ...state.tree, rev: state.tree.rev + 1, changed_from: 0, leaf_line: index.get(state.leaf_id) ?? -1 }; // the active path moved
+      fire("tree");
       fire("leaf_id");
       fire("elided");
       fire("selected_id");

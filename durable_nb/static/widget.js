@@ -1,12 +1,16 @@
 // @ts-check
 // durable_nb entry-tree widget: the front end of durable_nb.widget.SessionWidget.
 //
-// Python sends a flat log of entry rows (traits `base` + `tail`), `leaf_id`,
-// `elided` (how many entries from the root of the active path its latest
-// compaction stands in for), and `views` (the model view, transcript view and full entry at the selected
-// entry, all computed in Python). This module builds the tree from the rows'
-// parent pointers and draws it; it never computes a view itself and never
-// writes the store: "continue from here" sends {action: "branch", id}.
+// Python lays the tree out (durable_nb.layout) and syncs only small state:
+// `tree` ({rev, lines, entries, changed_from, leaf_line}), `leaf_id`, `elided`,
+// `views` (the model view, transcript view and full entry at the selected
+// entry, all computed in Python). This module fetches the lines it draws (plus a
+// margin) with {action: "lines", start, stop} and finds any entry's line with
+// {action: "locate", id}; Python answers with custom messages {reply, rev, ...}
+// (the protocol is in durable_nb/widget.py's module doc). A sync pushes the new
+// lines near the leaf just before the `tree` update that announces them. This
+// module never computes a layout or a view and never writes the store:
+// "continue from here" sends {action: "branch", id}.
 //
 // Safety: every piece of entry text goes into the DOM through textContent.
 // Nothing here uses innerHTML, creates <img>, or follows a URL from the data.
@@ -19,7 +23,8 @@
  *   thinking?: number, bad_arguments?: number, duration_ms?: number,
  *   first_kept_id?: string, tokens_before?: number, elides?: [string, string, number]
  * }} Row
- * @typedef {{ row: Row, depth: number, mark: "root" | "cont" | "branch" | "eph" }} Line
+ * @typedef {{ row: Row, depth: number, mark: "root" | "cont" | "branch" | "eph", kids: number, on: boolean, elided: boolean }} Line
+ * @typedef {{ rev: number, lines: number, entries: number, changed_from: number | null, leaf_line: number }} Tree
  * @typedef {{
  *   get: (key: string) => any, set: (key: string, value: any) => void,
  *   on: (event: string, cb: Function) => void, off: (event?: string, cb?: Function) => void,
@@ -29,10 +34,14 @@
 
 const ROW_H = 26; // px; equals .dnb-row height in widget.css
 const OVERSCAN = 10; // rows drawn above and below the visible window
+const MARGIN = 30; // lines fetched beyond the drawn ones
+const MAX_CACHE = 1500; // lines kept; the farthest from the window are dropped
 const MAX_INDENT = 16; // deeper branches are drawn at this indent (the depth is still shown)
 const FIRST_CHECK_MS = 600; // a request not answered by then says why (kernel gone) or that it waits
 const GIVE_UP_MS = 15000; // a request not answered by then is reported as unanswered
 const RESTARTED = "this view belongs to a kernel that was restarted — run %durable show";
+const LINES_WAIT_MS = 3000; // lines not answered by then: say the kernel is busy or gone
+const LINES_WAIT = "the tree's entries come from the kernel, which has not answered yet: it is busy running a cell, or gone — run %durable show for a fresh view";
 const GONE = "this view's kernel is gone (shut down or dead) — start one and run %durable show";
 /** The row drawn above several root-level entries: the session's start, where they branch. @type {Row} */
 const START = { id: "", parent_id: "", type: "start", preview: "start of the session: the first entries branch here" };
@@ -53,89 +62,48 @@ function h(tag, cls, text) {
 const short = (id) => (id ? id.slice(0, 8) : "—");
 
 /**
- * The rows, indexed: by id, children in log order, and a cached flat layout.
- * Appending rows is O(new rows); the layout is rebuilt lazily, O(n).
+ * The lines of the tree Python sent, by index, for one layout revision: a window
+ * of the tree (what is drawn plus a margin), never the whole of it.
  */
-class Log {
+class Lines {
   constructor() {
-    this.reset();
+    /** @type {Map<number, Line>} */ this.at = new Map();
+    /** @type {Map<string, number>} */ this.index = new Map();
+    /** @type {[number, number][]} */ this.asked = []; // ranges requested at this revision
+    this.rev = -1;
   }
-  /** Forget every row. */
-  reset() {
-    /** @type {Row[]} */ this.rows = [];
-    /** @type {Map<string, Row>} */ this.byId = new Map();
-    /** @type {Map<string, Row[]>} */ this.children = new Map();
-    /** @type {Line[] | null} */ this._lines = null;
+  /** @param {number} from forget the lines from this index on (all when 0) */
+  dropFrom(from) {
+    for (const [i, line] of this.at) {
+      if (i < from) continue;
+      this.at.delete(i);
+      if (this.index.get(line.row.id) === i) this.index.delete(line.row.id);
+    }
+    this.asked = [];
   }
-  /** @param {Row[]} rows */
-  append(rows) {
-    for (const r of rows) {
-      this.rows.push(r);
-      if (this.byId.has(r.id)) continue; // a duplicate id: the first entry keeps it
-      this.byId.set(r.id, r);
-      if (r.parent_id) {
-        let kids = this.children.get(r.parent_id);
-        if (!kids) this.children.set(r.parent_id, (kids = []));
-        kids.push(r);
-      }
-    }
-    this._lines = null;
+  /** @param {number} start @param {Line[]} lines */
+  put(start, lines) {
+    lines.forEach((line, k) => {
+      const old = this.at.get(start + k);
+      if (old && this.index.get(old.row.id) === start + k) this.index.delete(old.row.id);
+      this.at.set(start + k, line);
+      this.index.set(line.row.id, start + k);
+    });
   }
-  /**
-   * The tree as display lines, depth-first: ephemeral children hang right
-   * under their parent (one level in), a single durable child continues at
-   * the same depth, several durable children each start a branch one level
-   * in. Several root-level entries (an edited first turn) are branches too,
-   * under a START row. Orphans and cycle members become roots. O(n).
-   * @returns {Line[]}
-   */
-  lines() {
-    if (this._lines) return this._lines;
-    /** @type {Line[]} */ const out = [];
-    const seen = new Set();
-    /** @param {Row} root @param {number} [depth] @param {Line["mark"]} [mark] */
-    const walk = (root, depth = 0, mark = "root") => {
-      /** @type {Line[]} */ const stack = [{ row: root, depth, mark }];
-      while (stack.length) {
-        const line = /** @type {Line} */ (stack.pop());
-        if (seen.has(line.row.id)) continue;
-        seen.add(line.row.id);
-        out.push(line);
-        const kids = this.children.get(line.row.id) || [];
-        const durable = kids.filter((k) => k.injected !== "ephemeral");
-        const eph = kids.filter((k) => k.injected === "ephemeral");
-        if (durable.length === 1) stack.push({ row: durable[0], depth: line.depth, mark: "cont" });
-        else for (let i = durable.length - 1; i >= 0; i--) stack.push({ row: durable[i], depth: line.depth + 1, mark: "branch" });
-        for (let i = eph.length - 1; i >= 0; i--) stack.push({ row: eph[i], depth: line.depth + 1, mark: "eph" });
-      }
-    };
-    const roots = this.rows.filter((r) => this.byId.get(r.id) === r && !r.parent_id);
-    if (roots.filter((r) => r.injected !== "ephemeral").length > 1) {
-      out.push({ row: START, depth: 0, mark: "root" });
-      for (const r of roots) walk(r, 1, r.injected === "ephemeral" ? "eph" : "branch");
+  /** Keep at most MAX_CACHE lines, the nearest to index `around`. @param {number} around */
+  trim(around) {
+    if (this.at.size <= MAX_CACHE) return;
+    const far = [...this.at.keys()].sort((a, b) => Math.abs(b - around) - Math.abs(a - around));
+    for (const i of far.slice(0, this.at.size - MAX_CACHE)) {
+      const line = /** @type {Line} */ (this.at.get(i));
+      this.at.delete(i);
+      if (this.index.get(line.row.id) === i) this.index.delete(line.row.id);
     }
-    for (const r of this.rows) {
-      if (this.byId.get(r.id) !== r) continue;
-      if (!r.parent_id || !this.byId.has(r.parent_id)) walk(r);
-    }
-    for (const r of this.rows) if (!seen.has(r.id) && this.byId.get(r.id) === r) walk(r); // cycles
-    this._lines = out;
-    return out;
+    this.asked = [];
   }
-  /**
-   * The ids from the root down to `leaf` (cycle-safe). O(depth).
-   * @param {string} leaf @returns {string[]}
-   */
-  path(leaf) {
-    const ids = [];
-    const seen = new Set();
-    let cur = this.byId.get(leaf);
-    while (cur && !seen.has(cur.id)) {
-      seen.add(cur.id);
-      ids.push(cur.id);
-      cur = cur.parent_id ? this.byId.get(cur.parent_id) : undefined;
-    }
-    return ids.reverse();
+  /** @param {number} i @returns {boolean} whether line i was asked for at this revision */
+  pending(i) {
+    return this.asked.some(([a, b]) => i >= a && i < b);
   }
 }
 
@@ -239,11 +207,14 @@ function drawBlocks(blocks, forModel) {
  * @returns {() => void} cleanup
  */
 function render({ model, el }) {
-  const log = new Log();
-  /** @type {any[] | null} */ let seenBase = null;
-  /** @type {any[] | null} */ let seenTail = null;
-  let seenTailLen = 0;
+  const cache = new Lines();
+  /** @type {Tree} */ let tree = model.get("tree") || { rev: 0, lines: 0, entries: 0, changed_from: 0, leaf_line: -1 };
+  cache.rev = tree.rev;
+  /** @type {{ rev: number, start: number, lines: Line[] }[]} */ let ahead = []; // pushed before their `tree` update
+  /** @type {number | null} */ let wantIndex = null; // select the line at this index once it arrives
+  let wantReveal = ""; // scroll to this entry once Python says where it is
   let firstPaint = true;
+  /** @type {any} */ let linesTimer = null;
   /** @type {any} */ let seenViews = null;
   let lastLeaf = "";
 
@@ -286,10 +257,6 @@ function render({ model, el }) {
   root.append(bar, error, notice, treePanel, modelPanel, transcriptPanel);
   el.append(root);
 
-  /** @type {Set<string>} */ let active = new Set();
-  /** @type {Set<string>} */ let elided = new Set();
-  /** @type {Map<string, number>} */ let branchCount = new Map();
-
   /** @param {string} name "tree", "model" or "transcript" */
   function setView(name) {
     model.set("view", name);
@@ -299,11 +266,11 @@ function render({ model, el }) {
 
   /**
    * An ordinary user message that no entry answers (a failed or stopped turn), other than the leaf.
-   * @param {Row} r @param {string} leaf
+   * @param {Line} line @param {string} leaf
    */
-  function unanswered(r, leaf) {
-    if (r.type !== "message" || r.role !== "user" || r.injected || r.id === leaf) return false;
-    return !(log.children.get(r.id) || []).some((k) => k.injected !== "ephemeral");
+  function unanswered(line, leaf) {
+    const r = line.row;
+    return r.type === "message" && r.role === "user" && !r.injected && r.id !== leaf && !line.kids;
   }
 
   // -- the kernel behind this view: requests time out with a message, a restart is said at once --
@@ -391,43 +358,76 @@ function render({ model, el }) {
     drawDetails();
   }
 
-  /**
-   * Pull base/tail from the model into the log: O(new rows) when the tail
-   * only grew, O(n) when the base changed (a fold, or a replaced log).
-   */
-  function pullLog() {
-    const base = model.get("base") || [];
-    const tail = model.get("tail") || [];
-    const grew = base === seenBase && tail.length >= seenTailLen &&
-      (seenTailLen === 0 || (seenTail !== null && tail[seenTailLen - 1].id === seenTail[seenTailLen - 1].id));
-    if (!grew) {
-      log.reset();
-      log.append(base);
-      log.append(tail);
-    } else if (tail.length > seenTailLen) {
-      log.append(tail.slice(seenTailLen));
-    }
-    seenBase = base;
-    seenTail = tail;
-    seenTailLen = tail.length;
+  // -- the lines: fetched from Python around what is drawn ------------------------
+  /** @param {string} id @returns {Line | undefined} the cached line of entry `id` */
+  function lineOf(id) {
+    const i = cache.index.get(id);
+    return i === undefined ? undefined : cache.at.get(i);
   }
-
-  /** Mark the active path, the entries Python says its latest compaction elides (`elided`: how many, from the root), and branch points. O(depth) + O(n) for branches. */
-  function markPath() {
-    const leaf = model.get("leaf_id") || "";
-    const ids = log.path(leaf);
-    active = new Set(ids);
-    const n = Math.min(model.get("elided") || 0, ids.length);
-    elided = new Set(ids.slice(0, n));
-    branchCount = new Map();
-    for (const [id, kids] of log.children) {
-      let n = 0;
-      for (const k of kids) if (k.injected !== "ephemeral") n++;
-      if (n > 1) branchCount.set(id, n);
+  /** @param {string} id @returns {number | undefined} the line index of entry `id`, when known here */
+  function indexOf(id) {
+    const i = cache.index.get(id);
+    if (i !== undefined) return i;
+    if (id && id === model.get("leaf_id") && tree.leaf_line >= 0) return tree.leaf_line;
+    return undefined;
+  }
+  /** Ask Python for the lines of [a, b) this page has not got or asked for yet. @param {number} a @param {number} b */
+  function ensure(a, b) {
+    a = Math.max(0, a);
+    b = Math.min(tree.lines, b);
+    let lo = -1;
+    let hi = -1;
+    for (let i = a; i < b; i++) {
+      if (cache.at.has(i) || cache.pending(i)) continue;
+      if (lo < 0) lo = i;
+      hi = i + 1;
     }
-    let roots = 0;
-    for (const r of log.rows) if (!r.parent_id && r.injected !== "ephemeral" && log.byId.get(r.id) === r) roots++;
-    if (roots > 1) branchCount.set("", roots); // drawn on the START row
+    if (lo < 0 || staleReason()) return;
+    cache.asked.push([lo, hi]);
+    model.send({ action: "lines", start: lo, stop: hi });
+    const rev = tree.rev;
+    clearTimeout(linesTimer);
+    linesTimer = setTimeout(() => {
+      if (tree.rev !== rev || cache.at.has(lo) || !notice.hidden || stale) return;
+      notice.hidden = false;
+      notice.textContent = LINES_WAIT;
+    }, LINES_WAIT_MS);
+  }
+  /** A new layout revision: forget the lines from where it changed, take the lines pushed ahead of it. */
+  function onTree() {
+    const t = model.get("tree") || tree;
+    if (t.rev === tree.rev) return;
+    const from = t.rev === tree.rev + 1 && typeof t.changed_from === "number" ? t.changed_from : 0;
+    tree = t;
+    cache.dropFrom(from);
+    cache.rev = t.rev;
+    for (const p of ahead) if (p.rev === t.rev) cache.put(p.start, p.lines);
+    ahead = ahead.filter((p) => p.rev > t.rev);
+    refresh();
+  }
+  /** Python's replies: lines, and where an entry is. @param {any} msg */
+  function onCustom(msg) {
+    if (!msg || typeof msg !== "object") return;
+    if (msg.reply === "lines" && Array.isArray(msg.lines)) {
+      if (msg.rev > tree.rev) ahead.push({ rev: msg.rev, start: msg.start, lines: msg.lines });
+      if (msg.rev !== tree.rev) return;
+      cache.put(msg.start, msg.lines);
+      if (notice.textContent === LINES_WAIT) {
+        notice.hidden = true;
+        notice.textContent = "";
+      }
+      cache.trim(Math.floor(scroll.scrollTop / ROW_H));
+      if (wantIndex !== null && cache.at.has(wantIndex)) {
+        const line = /** @type {Line} */ (cache.at.get(wantIndex));
+        wantIndex = null;
+        if (line.row.id) select(line.row.id);
+      }
+      paintRows();
+      drawDetails();
+    } else if (msg.reply === "locate" && msg.rev === tree.rev && msg.id === wantReveal) {
+      wantReveal = "";
+      if (msg.index >= 0) scrollTo(msg.index);
+    }
   }
 
   /**
@@ -437,17 +437,18 @@ function render({ model, el }) {
    */
   function drawRow(line, index, leaf, at) {
     const r = line.row;
+    if (!r) return placeholder(index);
     const eph = r.injected === "ephemeral";
     const div = h("div", "dnb-row");
     div.style.top = `${index * ROW_H}px`;
     div.dataset.id = r.id;
     div.setAttribute("role", "treeitem");
     div.setAttribute("aria-level", String(line.depth + 1));
-    if (active.has(r.id)) div.classList.add("dnb-active");
+    if (line.on) div.classList.add("dnb-active");
     if (r.id === leaf) div.classList.add("dnb-leaf");
     if (r.id === at) div.classList.add("dnb-selected");
     if (eph) div.classList.add("dnb-eph");
-    if (elided.has(r.id)) div.classList.add("dnb-elided");
+    if (line.elided) div.classList.add("dnb-elided");
     div.classList.add(`dnb-type-${r.type}`);
     const indent = h("span", "dnb-indent");
     indent.style.width = `${Math.min(line.depth, MAX_INDENT) * 14}px`;
@@ -460,10 +461,10 @@ function render({ model, el }) {
     const inj = injectionBadge(r);
     if (inj) div.append(inj);
     if (r.id === leaf) div.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
-    const nb = branchCount.get(r.id);
+    const nb = line.kids > 1 ? line.kids : 0;
     if (nb) div.append(h("span", "dnb-badge dnb-fork", `${nb} branches`));
     if (r.thinking) div.append(h("span", "dnb-badge dnb-think", "thinking"));
-    if (unanswered(r, leaf)) div.append(h("span", "dnb-badge dnb-failed dnb-noreply", "no reply"));
+    if (unanswered(line, leaf)) div.append(h("span", "dnb-badge dnb-failed dnb-noreply", "no reply"));
     if (r.tools) div.append(h("span", "dnb-badge dnb-tool", `calls ${r.tools.join(", ")}`));
     if (r.bad_arguments) div.append(h("span", "dnb-badge dnb-failed", "malformed arguments"));
     const res = resultBadge(r);
@@ -480,28 +481,49 @@ function render({ model, el }) {
     return div;
   }
 
-  /** Draw only the rows in (and near) the visible window. O(visible rows). */
+  /** A line not here yet: drawn empty at its place until Python's answer arrives. @param {number} index */
+  function placeholder(index) {
+    const div = h("div", "dnb-row dnb-loading");
+    div.style.top = `${index * ROW_H}px`;
+    div.append(h("span", "dnb-muted", "…"));
+    return div;
+  }
+
+  /** Draw only the rows in (and near) the visible window, asking Python for missing lines. O(visible rows). */
   function paintRows() {
-    const lines = log.lines();
-    spacer.style.height = `${lines.length * ROW_H}px`;
+    const n = tree.lines;
+    spacer.style.height = `${n * ROW_H}px`;
     const top = scroll.scrollTop;
     const height = scroll.clientHeight || 400;
     const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
-    const last = Math.min(lines.length, Math.ceil((top + height) / ROW_H) + OVERSCAN);
+    const last = Math.min(n, Math.ceil((top + height) / ROW_H) + OVERSCAN);
     const leaf = model.get("leaf_id") || "";
     const at = model.get("selected_id") || "";
     const frag = document.createDocumentFragment();
-    for (let i = first; i < last; i++) frag.append(drawRow(lines[i], i, leaf, at));
+    for (let i = first; i < last; i++) {
+      const line = cache.at.get(i);
+      frag.append(line ? drawRow(line, i, leaf, at) : placeholder(i));
+    }
     spacer.replaceChildren(frag);
+    ensure(first - MARGIN, last + MARGIN);
   }
 
-  /** @param {string} id scroll the tree so the row of `id` is visible */
-  function reveal(id) {
-    const i = log.lines().findIndex((l) => l.row.id === id);
-    if (i < 0) return;
+  /** @param {number} i scroll the tree so line i is visible (centred when it was not) */
+  function scrollTo(i) {
     const top = i * ROW_H;
     const height = scroll.clientHeight || 400;
     if (top < scroll.scrollTop || top + ROW_H > scroll.scrollTop + height) scroll.scrollTop = Math.max(0, top - height / 2);
+    paintRows();
+  }
+
+  /** @param {string} id scroll the tree so the row of `id` is visible (asking Python where it is if need be) */
+  function reveal(id) {
+    if (!id) return;
+    const i = indexOf(id);
+    if (i !== undefined) return scrollTo(i);
+    if (staleReason()) return;
+    wantReveal = id;
+    model.send({ action: "locate", id });
   }
 
   let scheduled = false;
@@ -515,14 +537,17 @@ function render({ model, el }) {
   });
   // Arrow keys move the selection through the drawn order; Home/End jump.
   scroll.addEventListener("keydown", (ev) => {
-    const lines = log.lines();
-    if (!lines.length || !["ArrowDown", "ArrowUp", "Home", "End"].includes(ev.key)) return;
+    const n = tree.lines;
+    if (!n || !["ArrowDown", "ArrowUp", "Home", "End"].includes(ev.key)) return;
     ev.preventDefault();
     const cur = model.get("selected_id") || model.get("leaf_id") || "";
-    const i = lines.findIndex((l) => l.row.id === cur);
-    const j = ev.key === "Home" ? 0 : ev.key === "End" ? lines.length - 1 : Math.max(0, Math.min(lines.length - 1, i + (ev.key === "ArrowDown" ? 1 : -1)));
-    select(lines[j].row.id);
-    reveal(lines[j].row.id);
+    const i = indexOf(cur) ?? -1;
+    const j = ev.key === "Home" ? 0 : ev.key === "End" ? n - 1 : Math.max(0, Math.min(n - 1, i + (ev.key === "ArrowDown" ? 1 : -1)));
+    const line = cache.at.get(j);
+    if (line) {
+      if (line.row.id) select(line.row.id);
+    } else wantIndex = j; // selected when its line arrives
+    scrollTo(j);
   });
   scroll.addEventListener("click", (ev) => {
     const rowEl = /** @type {HTMLElement | null} */ (/** @type {HTMLElement} */ (ev.target).closest(".dnb-row"));
@@ -581,11 +606,12 @@ function render({ model, el }) {
     kv(table, "total time", duration(timing.total_ms));
     kv(table, "first kept", e.type === "compaction" ? e.first_kept_id || "(none: only what follows)" : "");
     kv(table, "tokens before", e.tokens_before);
-    const r = log.byId.get(e.id);
+    const line = lineOf(e.id);
+    const r = line?.row;
     if (r && r.elides) kv(table, "elides", `${r.elides[2]} entries, ${r.elides[0]} … ${r.elides[1]}`);
-    kv(table, "on active path", active.has(e.id) ? "yes" : eph ? "no (ephemeral: off the chain)" : "no");
-    const row = log.byId.get(e.id);
-    if (row && unanswered(row, leaf)) kv(table, "reply", "none: its turn failed or was stopped; the next turn continues from before it (re-run its cell to retry)");
+    const on = line ? line.on : e.id === leaf;
+    kv(table, "on active path", on ? "yes" : eph ? "no (ephemeral: off the chain)" : "no");
+    if (line && unanswered(line, leaf)) kv(table, "reply", "none: its turn failed or was stopped; the next turn continues from before it (re-run its cell to retry)");
     details.append(table);
     if (e.type === "message") details.append(drawBlocks(msg.content, true));
     else if (e.type === "compaction") details.append(h("div", "dnb-text", e.summary));
@@ -690,7 +716,7 @@ function render({ model, el }) {
   function drawStatus() {
     const sel = model.get("selected_id") || "";
     const leaf = model.get("leaf_id") || "";
-    status.textContent = `${model.get("session_id") || ""} · ${log.rows.length} entries · leaf ${short(leaf)}${sel ? ` · selected ${short(sel)}` : ""}`;
+    status.textContent = `${model.get("session_id") || ""} · ${tree.entries} entries · leaf ${short(leaf)}${sel ? ` · selected ${short(sel)}` : ""}`;
     follow.hidden = !sel;
     const err = stale || model.get("error") || "";
     error.textContent = err;
@@ -706,8 +732,6 @@ function render({ model, el }) {
     queued = true;
     queueMicrotask(() => {
       queued = false;
-      pullLog();
-      markPath();
       const leaf = model.get("leaf_id") || "";
       showView();
       if (firstPaint || leaf !== lastLeaf) reveal(model.get("selected_id") || leaf);
@@ -730,7 +754,9 @@ function render({ model, el }) {
     });
   }
 
-  const keys = ["base", "tail", "leaf_id", "elided", "selected_id", "views", "error", "session_id", "view"];
+  model.on("change:tree", onTree);
+  model.on("msg:custom", onCustom);
+  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view"];
   const handlers = keys.map((k) => {
     const cb = () => refresh();
     model.on(`change:${k}`, cb);
@@ -739,9 +765,12 @@ function render({ model, el }) {
   refresh();
   return () => {
     for (const [ev, cb] of handlers) model.off(ev, cb);
+    model.off("change:tree", onTree);
+    model.off("msg:custom", onCustom);
     model.off("comm_live_update", onCommLive);
     if (k0 && k0.statusChanged) k0.statusChanged.disconnect(onStatus);
     if (pending) clearTimeout(pending.timer);
+    clearTimeout(linesTimer);
   };
 }
 

@@ -428,7 +428,7 @@ def test_show_displays_the_widget_and_turns_update_it_live(nb):
         "w = SessionWidget(current().agent)"
     )
     nb.cell("one", [], new_cell_id())
-    assert nb.k.value("len(w.base) + len(w.tail)") == 2
+    assert nb.k.value("w.tree['entries']") == 2
     assert nb.k.value("w.leaf_id == current().agent.leaf_id") is True
 
 

@@ -94,7 +94,11 @@ def test_two_kernels_on_one_postgres_session_a_turn_in_one_appears_in_the_others
             k.ok(f"%durable store {pg_dsn}")
             k.ok("%durable use shared")
         b.ok("w = get_ipython().run_line_magic('durable', 'show')\nw")
-        assert b.value("len(w.base) + len(w.tail)") == 0
+        assert b.value("w.tree['entries']") == 0
+        # a page draws it and asks for its lines (as widget.js does once rendered)
+        b.ok(
+            "w._handle_msg({'content': {'data': {'method': 'custom', 'content': {'action': 'lines', 'start': 0, 'stop': 50}}}, 'buffers': []})"
+        )
         while True:  # drain b's output so far
             try:
                 b.kc.get_iopub_msg(timeout=0.2)
@@ -104,7 +108,7 @@ def test_two_kernels_on_one_postgres_session_a_turn_in_one_appears_in_the_others
         r = a.run("%%durable\nhello from kernel A, live")
         assert r.status == "ok"
 
-        # Nothing is run in b: its kernel pushes the new rows to its widget on its own, receipt by receipt.
+        # Nothing is run in b: its kernel pushes the new lines to its page on its own, receipt by receipt.
         pushed: dict[str, dict] = {}
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and len(pushed) < 2:
@@ -112,14 +116,14 @@ def test_two_kernels_on_one_postgres_session_a_turn_in_one_appears_in_the_others
                 msg = b.kc.get_iopub_msg(timeout=1)
             except Exception:
                 continue
-            if msg["msg_type"] == "comm_msg":
-                state = msg["content"]["data"].get("state", {})
-                for row in state.get("base", []) + state.get("tail", []):
-                    pushed[row["id"]] = row
+            data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
+            if data.get("method") == "custom" and data["content"].get("reply") == "lines":
+                for line in data["content"]["lines"]:
+                    pushed[line["row"]["id"]] = line["row"]
         rows = list(pushed.values())
         assert [r["role"] for r in rows] == ["user", "assistant"], "kernel B's widget was not updated"
         assert rows[0]["preview"] == "hello from kernel A, live"
-        assert b.value("[r['preview'] for r in w.base + w.tail][:1]") == ["hello from kernel A, live"]
+        assert b.value("[x['row']['preview'] for x in w.lines(0, 10)][:1]") == ["hello from kernel A, live"]
 
         # B's leaf stays where B was: its own turn grows a sibling branch, nothing is lost (R14).
         assert b.value("w.leaf_id") == ""

@@ -156,7 +156,8 @@ def test_page_embeds_the_widget_and_its_data_safely():
     assert [attrs.strip() for attrs, _ in scripts] == ['type="application/json" id="dnb-data"', 'type="module"']
     assert "<" not in scripts[0][1]  # the data cannot close its block
     data = json.loads(scripts[0][1])
-    assert data["state"]["leaf_id"] == a.leaf_id and len(data["state"]["base"]) == len(a.entries())
+    assert data["state"]["leaf_id"] == a.leaf_id and data["state"]["tree"]["entries"] == len(a.entries())
+    assert sorted(x["row"]["id"] for x in data["lines"]) == sorted(e.id for e in a.entries())
     assert set(data["views"]) == {e.id for e in a.entries()}  # a small session: views at every entry
     assert "function render" in scripts[1][1] and "const model = {" in scripts[1][1]
     assert EVIL not in html.replace(scripts[0][1], "")  # nowhere but inside the JSON (escaped there)

@@ -134,7 +134,8 @@ def test_root_level_branches_hang_under_a_start_row_as_in_the_widget():
     a.run("first try").wait()
     a.branch("")  # edit the first turn: a second root
     a.run("second try").wait()
-    lines = fallback.layout(fallback.rows_of(SessionWidget(a)._static_state()))
+    state = SessionWidget(a)._static_state()
+    lines = [(x["row"], x["depth"], x["mark"]) for x in state["lines"]]
     assert [(r["type"], depth, mark) for r, depth, mark in lines][:2] == [
         ("start", 0, "root"),
         ("message", 1, "branch"),

@@ -1,4 +1,4 @@
-"""What SessionWidget sends: rows, views, increments, and the branch round trip."""
+"""What SessionWidget sends: small synced state, lines on request, views, increments, and the branch round trip."""
 
 from __future__ import annotations
 
@@ -12,21 +12,32 @@ from widget_sessions import HOSTILE, REMINDER, long_agent
 
 from durable_nb import ai, durable
 from durable_nb import widget as widget_module
-from durable_nb.session import MessageEntry, codec, model_view, transcript_view
-from durable_nb.widget import CHARS_PER_ITEM, SessionWidget, sync_widgets, tail_limit
+from durable_nb.session import MessageEntry, codec, elided_count, model_view, transcript_view
+from durable_nb.widget import CHARS_PER_ITEM, MAX_LINES, SessionWidget, agent_layout, sync_widgets, views_at
 from tests.support import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def all_lines(w):
+    """Every line of the widget's tree, fetched as the page does (MAX_LINES at a time)."""
+    out = []
+    while len(out) < w.tree["lines"]:
+        front_end_send(w, {"action": "lines", "start": len(out), "stop": len(out) + MAX_LINES})
+        reply = w.comm.sent[-1][1]["content"]
+        assert reply["reply"] == "lines" and reply["rev"] == w.tree["rev"] and reply["start"] == len(out)
+        out += reply["lines"]
+    return out
+
+
 def rows(w):
-    return {r["id"]: r for r in w.base + w.tail}
+    return {x["row"]["id"]: x["row"] for x in all_lines(w) if x["row"]["id"]}
 
 
-def test_rows_describe_every_entry_kind(agent):
+def test_rows_describe_every_entry_kind(recording, agent):
     w = SessionWidget(agent)
     ids, r = agent.ids, rows(w)
-    assert [x["id"] for x in w.base + w.tail] == [e.id for e in agent.entries()]
+    assert sorted(r) == sorted(e.id for e in agent.entries()) and w.tree["entries"] == len(agent.entries())
     assert r[ids["meta"]]["injected"] == "meta" and r[ids["meta"]]["origin"] == "skill:brief"
     eph = r[ids["eph"]]
     assert eph["injected"] == "ephemeral" and eph["origin"] == "cell:clock"
@@ -87,7 +98,8 @@ def test_the_first_state_travels_with_the_comm_open_message(recording, agent):
     ((kind, data),) = w.comm.sent  # nothing but the open message
     assert kind == "comm_open"
     state = data["state"]
-    assert [r["id"] for r in state["base"]] == [e.id for e in agent.entries()]
+    assert state["tree"]["entries"] == len(agent.entries()) and state["tree"]["leaf_line"] >= 0
+    assert not {"base", "tail", "rows", "lines"} & set(state)  # rows travel on request, never in the state
     assert state["leaf_id"] == agent.leaf_id and state["views"]["at"] == agent.leaf_id
     picked = SessionWidget(agent, selected_id=agent.ids["r1"])
     assert picked.comm.sent[0][1]["state"]["views"]["at"] == agent.ids["r1"] and len(picked.comm.sent) == 1
@@ -96,37 +108,176 @@ def test_the_first_state_travels_with_the_comm_open_message(recording, agent):
 def test_one_new_entry_sends_only_the_increment(recording):
     agent = long_agent(2000)
     w = SessionWidget(agent)
-    full_log = len(json.dumps(w.base + w.tail))
+    all_lines(w)  # the page is drawn: it has asked for lines
     w.comm.sent.clear()
     w.sync()
     assert w.comm.sent == [], "a sync with nothing new sends nothing"
     (e,) = agent.append("one more")
     w.sync()
-    (update,) = w.comm.updates()
-    assert set(update) <= {"tail", "leaf_id", "views"} and "base" not in update
-    assert update["tail"][-1]["id"] == e.id and update["leaf_id"] == e.id
-    assert len(json.dumps(update["tail"])) < full_log / 20
+    (pushed, update) = w.comm.messages()
+    assert set(update["update"]) <= {"tree", "leaf_id", "views"}
+    assert update["update"]["leaf_id"] == e.id and update["update"]["tree"]["rev"] == pushed["custom"]["rev"]
+    # the new line, pushed ahead of the update that announces it, and the old leaf's (it has a child now)
+    assert [x["row"]["id"] for x in pushed["custom"]["lines"]] == [agent.path()[-2].id, e.id]
+    assert pushed["custom"]["start"] == update["update"]["tree"]["changed_from"] == w.tree["leaf_line"] - 1
     # the views at the new leaf are re-sent, but within their budget however long the path is
-    assert len(json.dumps(update["views"])) < 3 * w.view_limit * CHARS_PER_ITEM
+    assert len(json.dumps(update["update"]["views"])) < 3 * w.view_limit * CHARS_PER_ITEM
     assert w.views["model_total"] > len(w.views["model"])
 
 
-def test_appending_many_entries_costs_far_less_than_resending_the_log(recording):
-    agent = long_agent(2000)
+def turn_bytes(n: int, turns: int = 5) -> list[int]:
+    """Bytes one widget sends per appended turn (user + reply) at about ``n`` entries, with a drawn page."""
+    agent = long_agent(n)
     w = SessionWidget(agent)
-    full_log = len(json.dumps(w.base + w.tail))
-    w.comm.sent.clear()
-    k = 300
-    for i in range(k):
-        agent.append(MessageEntry(message=ai.assistant_message(f"streamed reply {i}")))
+    front_end_send(w, {"action": "lines", "start": 0, "stop": 50})
+    out = []
+    for i in range(turns):
+        mark = len(w.comm.sent)
+        agent.append(f"question {i}", MessageEntry(message=ai.assistant_message(f"reply {i}")))
         w.sync()
-    updates = w.comm.updates()
-    assert len(updates) == k
-    folds = [u for u in updates if "base" in u]
-    assert 1 <= len(folds) <= k // tail_limit(2000) + 1
-    log_bytes = sum(len(json.dumps(u.get("base", []) + u.get("tail", []))) for u in updates)
-    assert log_bytes < k * full_log / 10  # naive: k * full_log
-    assert [r["id"] for r in w.base + w.tail] == [e.id for e in agent.entries()]
+        out.append(sum(len(json.dumps(d)) for _, d in w.comm.sent[mark:]))
+    return out
+
+
+def test_bytes_sent_per_turn_do_not_grow_with_the_session(recording):
+    small, big = turn_bytes(1_000), turn_bytes(20_000)
+    # the same turn costs the same bytes (only ids, counts and dates differ in width)
+    assert max(big) < 1.1 * max(small) and max(big) < 60_000, (small, big)
+
+
+def test_saved_widget_state_stays_small_whatever_the_session_size(recording):
+    sizes = []
+    for n in (1_000, 20_000):
+        w = SessionWidget(long_agent(n))
+        state = {k: v for k, v in w.get_state().items() if not k.startswith("_")}
+        sizes.append(len(json.dumps(state)))
+    assert sizes[1] < 1.1 * sizes[0] and sizes[1] < 60_000, sizes
+
+
+def reference_order(agent) -> list[str]:
+    """The tree's drawing order worked out independently: session.tree() (children in log order),
+    ephemeral children first, depth first; several roots under the START row ("")."""
+    from durable_nb.session import is_ephemeral, tree
+
+    out: list[str] = []
+    roots = tree(agent.entries())
+    if sum(not is_ephemeral(r.entry) for r in roots) > 1:
+        out.append("")
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        out.append(node.entry.id)
+        kids = [k for k in node.children if is_ephemeral(k.entry)] + [
+            k for k in node.children if not is_ephemeral(k.entry)
+        ]
+        stack.extend(reversed(kids))
+    return out
+
+
+def test_lines_on_request_are_the_tree_in_drawing_order(recording, agent):
+    from durable_nb.session import is_ephemeral
+
+    big = long_agent(3_000)
+    for a in (agent, big):
+        w = SessionWidget(a)
+        lines = all_lines(w)
+        assert [x["row"]["id"] for x in lines] == reference_order(a)
+        assert {x["row"]["id"] for x in lines if x["on"]} == {e.id for e in a.path()}
+        assert lines[w.tree["leaf_line"]]["row"]["id"] == a.leaf_id
+        durable_kids: dict[str, int] = {}
+        for e in a.entries():
+            if e.parent_id and not is_ephemeral(e):
+                durable_kids[e.parent_id] = durable_kids.get(e.parent_id, 0) + 1
+        assert {x["row"]["id"]: x["kids"] for x in lines if x["kids"] > 1} == {
+            i: k for i, k in durable_kids.items() if k > 1
+        }
+    # a window, and where any entry is (how the page reveals an entry it has not drawn)
+    w = SessionWidget(big)
+    target = big.entries()[1234]
+    front_end_send(w, {"action": "locate", "id": target.id})
+    reply = w.comm.sent[-1][1]["content"]
+    assert reply["reply"] == "locate" and reply["drawn"] == target.id
+    front_end_send(w, {"action": "lines", "start": reply["index"] - 5, "stop": reply["index"] + 5})
+    window = w.comm.sent[-1][1]["content"]["lines"]
+    assert len(window) == 10 and window[5]["row"]["id"] == target.id
+    front_end_send(w, {"action": "locate", "id": "nope"})
+    assert w.comm.sent[-1][1]["content"]["index"] == -1
+    front_end_send(w, {"action": "lines", "start": 0, "stop": 10**9})
+    assert len(w.comm.sent[-1][1]["content"]["lines"]) == MAX_LINES  # bounded
+
+
+def test_the_kept_layout_and_views_equal_fresh_ones_after_every_change(recording):
+    """Turns, branches, ephemeral input, a tool call left dangling, a compaction, a second root:
+    after each sync the widget's incremental layout and views are what a fresh widget computes."""
+    from durable_nb import durable
+    from durable_nb.session import MemoryStore
+
+    a = durable.Agent(model=lambda messages: "ok", store=MemoryStore())
+    w = SessionWidget(a)
+
+    def check():
+        w.sync()
+        fresh = agent_layout(a)
+        lay = w._layout
+        assert lay.lines == fresh.lines
+        assert [(lay.depth[i], lay.mark[i], lay.kids_of(i)) for i in lay.lines] == [
+            (fresh.depth[i], fresh.mark[i], fresh.kids_of(i)) for i in fresh.lines
+        ]
+        assert [lay.position(i) for i in lay.lines] == list(range(len(lay.lines)))
+        expected, _ = views_at(a.path(), a.leaf_id, True, w.view_limit)
+        assert w.views == expected
+        assert w.elided == elided_count(a.path())
+        assert w.tree["leaf_line"] == (lay.lines.index(a.leaf_id) if a.leaf_id else -1)
+
+    check()
+    a.run("first").wait()
+    check()
+    a.run("second", durable.ephemeral("clock", origin="cell:t")).wait()
+    check()
+    first_reply = a.path()[1].id
+    a.branch(first_reply)
+    a.run("a branch").wait()
+    check()
+    a.run("more on the branch").wait()
+    check()
+    call = ai.Message("assistant", [ai.ToolCall(id="c1", name="lookup", arguments={})])
+    a.append(MessageEntry(message=call))  # dangling: the view repairs it
+    check()
+    a.append(durable.text("after the dangling call"))
+    check()
+    a.compact(keep_turns=1)
+    check()
+    a.run("after compaction").wait()
+    check()
+    a.branch(a.path()[2].id)  # back onto the first branch, in the middle of the tree
+    for i in range(3):
+        a.run(f"middle {i}").wait()
+        check()
+    a.branch("")
+    a.run("a second root").wait()
+    check()
+    a.append(durable.meta("note", origin="skill:x"))
+    check()
+
+
+def test_relayout_hides_a_kind_and_hangs_its_children_off_the_nearest_drawn_entry(recording, agent):
+    from durable_nb.session import CustomEntry
+
+    w = SessionWidget(agent)
+    all_lines(w)
+    w.comm.sent.clear()
+    w.relayout(lambda e: isinstance(e, CustomEntry))
+    assert w.tree["changed_from"] == 0
+    ids = [x["row"]["id"] for x in all_lines(w)]
+    custom = agent.ids["custom"]
+    assert custom not in ids and len(ids) == len(agent.entries()) - 1
+    kids = [e.id for e in agent.entries() if e.parent_id == custom]
+    front_end_send(w, {"action": "locate", "id": custom})
+    reply = w.comm.sent[-1][1]["content"]
+    assert reply["drawn"] == agent.entry(custom).parent_id  # revealed as its nearest drawn ancestor
+    assert all(k in ids for k in kids)
+    w.relayout(None)
+    assert custom in [x["row"]["id"] for x in all_lines(w)]
 
 
 def test_branch_request_round_trip(recording, agent):
@@ -138,9 +289,8 @@ def test_branch_request_round_trip(recording, agent):
     assert agent.leaf_id == target
     (update,) = w.comm.updates()
     assert update["leaf_id"] == target and update["selected_id"] == ""
-    assert "base" not in update and "tail" not in update  # branching writes nothing
+    assert w.tree["entries"] == len(agent.entries())  # branching writes nothing
     assert w.views["at"] == target and w.views["following_leaf"]
-    assert len(agent.entries()) == len(w.base + w.tail)
     agent.run("After the branch").wait()  # the next turn continues from there
     w.sync()
     assert rows(w)[w.leaf_id]["parent_id"] != target and agent.path()[-3].id == target
@@ -158,13 +308,13 @@ def test_branch_to_an_ephemeral_entry_is_refused_with_a_message(agent):
     assert w.error == "" and w.leaf_id == agent.ids["r1"]
 
 
-def test_a_replaced_log_is_resent_whole(agent):
+def test_a_replaced_log_is_laid_out_again(recording, agent):
     w = SessionWidget(agent)
     other = durable.Agent(model=agent.model, session_id="other")
     other.run("hi").wait()
     w.agent = other
     w.sync()
-    assert [r["id"] for r in w.base + w.tail] == [e.id for e in other.entries()]
+    assert sorted(rows(w)) == sorted(e.id for e in other.entries()) and w.tree["changed_from"] == 0
     assert w.views["at"] == other.leaf_id and w.session_id == "other"
 
 

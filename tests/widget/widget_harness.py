@@ -4,7 +4,9 @@ The page (``harness.html``) implements anywidget's model interface; this
 module serves it through Playwright's router (no server, no port, no network:
 every other request is recorded and refused) and bridges the page's
 ``save_changes()``/``send()`` to the Python widget, answering with the update
-messages the widget published on its comm, as a kernel would.
+and custom messages the widget published on its comm, in order, as a kernel would.
+``Page(..., bridge=False)`` is a kernel that answers only the page's reads (the
+``lines`` and ``locate`` requests the tree is drawn from), nothing else.
 """
 
 from __future__ import annotations
@@ -34,6 +36,21 @@ class RecordingComm(BaseComm):
         """The state of every ``update`` message sent (from message number ``since`` on)."""
         return [d["state"] for t, d in self.sent[since:] if t == "comm_msg" and d.get("method") == "update"]
 
+    def messages(self, since: int = 0) -> list[dict]:
+        """Every ``update`` (``{"update": state}``) and custom message (``{"custom": content}``)
+        sent from message number ``since`` on, in order."""
+        out: list[dict] = []
+        for t, d in self.sent[since:]:
+            if t == "comm_msg" and d.get("method") == "update":
+                out.append({"update": d["state"]})
+            elif t == "comm_msg" and d.get("method") == "custom":
+                out.append({"custom": d["content"]})
+        return out
+
+    def custom_bytes(self) -> int:
+        """The JSON size of every custom message sent so far (the lines the page asked for or was pushed)."""
+        return sum(len(json.dumps(d)) for t, d in self.sent if t == "comm_msg" and d.get("method") == "custom")
+
     def update_bytes(self) -> int:
         """The JSON size of every ``update`` message sent so far."""
         return sum(len(json.dumps(d)) for t, d in self.sent if t == "comm_msg" and d.get("method") == "update")
@@ -52,15 +69,18 @@ def front_end_send(w, content):
 class Page:
     """One harness page showing widget ``w``; ``requests`` lists every refused request."""
 
+    READS = ("lines", "locate")  # what a kernel that answers nothing else still answers with bridge=False
+
     def __init__(self, browser, w, bridge: bool = True, width: int = 900, height: int = 820):
         self.w = w
+        self.bridge = bridge
         self.requests: list[str] = []
         self.page = browser.new_page(viewport={"width": width, "height": height})
         self.page.route("**/*", self._route)
-        self._mark = len(w.comm.sent) if bridge else 0
+        self._mark = len(w.comm.sent)
         if bridge:
             self.page.expose_function("py_update", self._py_update)
-            self.page.expose_function("py_send", self._py_send)
+        self.page.expose_function("py_send", self._py_send)
         self.page.goto(URL)
         self.page.wait_for_function("window.__ready === true")
         timing = self.page.evaluate("s => window.boot(s)", json.dumps(w.get_state()))
@@ -74,9 +94,9 @@ class Page:
             route.abort()
 
     def _answer(self) -> str:
-        updates = self.w.comm.updates(self._mark)
+        messages = self.w.comm.messages(self._mark)
         self._mark = len(self.w.comm.sent)
-        return json.dumps(updates)
+        return json.dumps(messages)
 
     def _py_update(self, changes: str) -> str:
         self._mark = len(self.w.comm.sent)
@@ -84,9 +104,15 @@ class Page:
         return self._answer()
 
     def _py_send(self, content: str) -> str:
-        self._mark = len(self.w.comm.sent)
-        front_end_send(self.w, json.loads(content))
-        return self._answer()
+        request = json.loads(content)
+        if not self.bridge and not (isinstance(request, dict) and request.get("action") in self.READS):
+            return "[]"
+        mark = len(self.w.comm.sent)
+        front_end_send(self.w, request)
+        messages = self.w.comm.messages(mark)
+        if self.bridge:
+            self._mark = len(self.w.comm.sent)
+        return json.dumps(messages)
 
     def push(self) -> None:
         """Deliver what the widget published since the last exchange (e.g. after ``w.sync()``)."""
