@@ -9,7 +9,6 @@ touching the source), the format's name and any warnings.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from ..durable import Agent
 from ..errors import CorruptLog, DurableError
 from ..session import DecodeError, Entry, MemoryStore, safe_session_id
 from . import claude_code, codex, llm_sqlite, pi, pi_go
-from .common import fill_times, mtime_iso, read_records
+from .common import Records, fill_times, lone_surrogate_error, lone_surrogate_line, mtime_iso
 from .pi_go import upgrade_legacy_meta
 
 
@@ -36,15 +35,21 @@ class Imported:
     warnings: list[str] = field(default_factory=list)
 
 
-def in_memory(session_id: str, entries: list[Entry], leaf_id: str | None = None) -> Agent:
+def in_memory(session_id: str, entries: list[Entry], leaf_id: str | None = None, adopt: bool = False) -> Agent:
     """Return an agent on a fresh MemoryStore holding ``entries`` (in order), leaf at ``leaf_id``.
 
     ``leaf_id=None`` keeps the default (the last entry). Nothing is written
-    anywhere but the memory store.
+    anywhere but the memory store. ``adopt=True`` hands the entry objects
+    over (:meth:`~durable_nb.session.MemoryStore.adopt_session`: the agent
+    gets them as they are, with no encode and decode; the caller must not use
+    them afterwards); otherwise the store keeps encoded copies.
     """
     store = MemoryStore()
-    store.create_session(session_id)
-    store.append_entries(session_id, entries)
+    if adopt:
+        store.adopt_session(session_id, entries)
+    else:
+        store.create_session(session_id)
+        store.append_entries(session_id, entries)
     agent = Agent(store=store, session_id=session_id)
     if leaf_id is not None and leaf_id != agent.leaf_id:
         agent.branch(leaf_id)
@@ -79,34 +84,6 @@ def detect(first: dict) -> str | None:
     return None
 
 
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def lone_surrogate_line(data: bytes) -> int | str:
-    """Return the 1-based line of the first lone surrogate escape in JSON ``data`` (a high
-    half ``\\ud800``–``\\udbff`` not directly followed by a low half, or a low half
-    on its own), or ``"?"`` when there is none. O(size)."""
-    pending = None
-    for m in _SURROGATE.finditer(data):
-        high = m.group()[3:4].lower() in b"89ab"
-        if pending is not None and not high and m.start() == pending.end():
-            pending = None  # a proper pair
-            continue
-        lone = pending if pending is not None else (None if high else m)
-        if lone is not None:
-            return data.count(b"\n", 0, lone.start()) + 1
-        pending = m
-    return data.count(b"\n", 0, pending.start()) + 1 if pending is not None else "?"
-
-
-def lone_surrogate_error(where: str) -> CorruptLog:
-    """Return the one-line error for a log at ``where`` (``file:line``, or a session) holding an
-    escaped lone surrogate: it reads, but no entry of it can be stored or copied."""
-    return CorruptLog(
-        f"{where}: a string holds a lone surrogate escape (half of a UTF-16 pair), which no UTF-8 log can store"
-    )
-
-
 def open_session(path: str | Path, conversation: str | None = None) -> Imported:
     """Open the session log at ``path`` read-only and return an :class:`Imported`.
 
@@ -137,12 +114,14 @@ def open_session(path: str | Path, conversation: str | None = None) -> Imported:
             return _open_llm(p, conversation)
         if conversation is not None:
             raise DurableError(f"{p}: a conversation id is only for llm's SQLite log; this file is JSONL")
-        data = p.read_bytes()
+        with p.open("rb") as f:
+            first_line = b""
+            while not first_line.strip():
+                first_line = f.readline()
+                if not first_line:
+                    raise DurableError(f"{p}: the file is empty, so it holds no session")
     except OSError as e:  # unreadable (permissions), a name too long, ...
         raise DurableError(f"cannot read {p}: {e.strerror or e}") from None
-    if not data.strip():
-        raise DurableError(f"{p}: the file is empty, so it holds no session")
-    first_line = data.lstrip().split(b"\n", 1)[0]
     try:
         first = json.loads(first_line)
     except (ValueError, RecursionError):
@@ -152,20 +131,25 @@ def open_session(path: str | Path, conversation: str | None = None) -> Imported:
         raise DurableError(
             f"{p}: unrecognised session log format (expected durable_nb/pi-go, pi, Claude Code or Codex JSONL)"
         )
+    lenient = False
     if fmt == "durable_nb":
         loaded = pi_go.load(p)
+        lenient = loaded.lenient
     else:
-        records, notes = read_records(p, data)
+        records = Records(p)
         module = {"pi": pi, "claude_code": claude_code, "codex": codex}[fmt]
         loaded = module.load(p, records)
-        loaded.warnings[:0] = notes
+        loaded.warnings[:0] = records.notes
+        lenient = records.lenient
         fill_times(loaded.entries, mtime_iso(p))
     try:
-        agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
+        # Entries built from lines msgspec read are handed over as they are; after a lenient line
+        # they go through the store's encode and decode, which refuses what no store could keep.
+        agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id, adopt=not lenient)
     except DecodeError as e:  # a value no converter checked; still a clear error naming the file
         raise CorruptLog(f"{p}: {e}") from None
     except UnicodeEncodeError:  # an escaped lone surrogate: text UTF-8 cannot hold
-        raise lone_surrogate_error(f"{p}:{lone_surrogate_line(data)}") from None
+        raise lone_surrogate_error(f"{p}:{lone_surrogate_line(p.read_bytes())}") from None
     except RecursionError:
         raise CorruptLog(f"{p}: JSON nested too deeply to read") from None
     return Imported(agent, fmt, p, loaded.warnings)
@@ -187,7 +171,7 @@ def _open_llm(p: Path, conversation: str | None) -> Imported:
         conversation = found[0].id
     loaded = llm_sqlite.load(p, conversation)
     fill_times(loaded.entries, mtime_iso(p))
-    agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id)
+    agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id, adopt=True)
     return Imported(agent, "llm", p, loaded.warnings)
 
 

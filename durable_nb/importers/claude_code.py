@@ -41,6 +41,7 @@ assistant line (in a subagent file: the last line).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -322,9 +323,11 @@ class _Reader:
         return self.entries, self.leaf or self.fallback_leaf or (self.entries[-1].id if self.entries else "")
 
 
-def load(path: Path, records: list[Record]) -> Loaded:
+def load(path: Path, records: Iterable[Record]) -> Loaded:
     """Return the transcript's entries and leaf; a record of an unexpected shape raises
-    :class:`~durable_nb.errors.CorruptLog` naming file and line. O(records)."""
+    :class:`~durable_nb.errors.CorruptLog` naming file and line. One pass: ``records`` may be a
+    stream (:class:`~durable_nb.importers.common.Records`); a record is kept only as what it
+    becomes (an aside keeps its raw record). O(records)."""
     r = _Reader(path)
     sid = ""
     for lineno, obj in records:

@@ -37,7 +37,7 @@ in that custom entry: a message has no system role.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -324,13 +324,14 @@ class _Reader:
         self.add(custom("codex.event_msg.thread_rolled_back", obj, id, self.cur, at))
 
 
-def load(path: Path, records: list[Record]) -> Loaded:
+def load(path: Path, records: Iterable[Record]) -> Loaded:
     """Return the rollout's entries; the leaf is the last entry of the chain.
 
     A record of an unexpected shape raises :class:`~durable_nb.errors.CorruptLog`
     naming file and line. Rollouts written before ``{timestamp, type, payload}``
     lines (a bare header object, then bare items) are read too. O(records).
     """
+    records = list(records)  # read whole: the format needs more than one pass
     first = records[0][1]
     if "payload" not in first and "type" not in first:  # the early rollout layout
         records = [(records[0][0], {"type": "session_meta", "payload": first})] + [

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from .. import ai
 from ..errors import CorruptLog, DurableError
 from ..session import CustomEntry, Entry, MessageEntry, encode
 from ..session.entry import now
-from ..session.jsonlstore import json_object, torn_note
+from ..session.jsonlstore import json_object, torn_tail
 
 Record = tuple[int, dict[str, Any]]
 
@@ -33,28 +34,60 @@ class Loaded:
     entries: list[Entry]
     leaf_id: str | None = None
     warnings: list[str] = field(default_factory=list)
+    lenient: bool = False  # the entries may hold what no store can keep: encode and decode them before use
+
+
+class Records:
+    """The JSON objects of a JSONL file with their 1-based line numbers, read line by line.
+
+    Iterating yields ``(line number, dict)``; the file is never held whole and
+    each line is decoded once (msgspec; a line msgspec refuses is tried with
+    ``json`` so lenient JSON such as ``NaN`` or a lone surrogate escape reads
+    as before, and a bad one raises with its line; ``lenient`` then says so). Blank lines are skipped. A
+    last line without a newline that does not parse is a torn write: it is
+    dropped and ``notes`` says so (line number and size). Any other line that
+    is not a JSON object raises :class:`CorruptLog` naming the file and line;
+    a file with no record raises :class:`DurableError` at the end of the
+    iteration. Iterate once. O(size) time, O(longest line) memory.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.notes: list[str] = []
+        self.lenient = False  # some line was read by json, not msgspec: check what it became before trusting it
+
+    def __iter__(self) -> Iterator[Record]:
+        decode = msgspec.json.Decoder().decode
+        found = False
+        with self.path.open("rb") as f:
+            lineno = 0
+            for lineno, line in enumerate(f, start=1):  # noqa: B007 (lineno is read after the loop)
+                try:
+                    obj = decode(line)
+                except (ValueError, RecursionError):
+                    if not line.strip():
+                        continue
+                    if not line.endswith(b"\n") and lineno > 1 and torn_tail(b"\n" + line):
+                        self.notes.append(
+                            f"{self.path.name}:{lineno}: dropped a torn last line ({len(line)} bytes, no newline, "
+                            "not valid JSON)"
+                        )
+                        break
+                    obj = json_object(self.path, lineno, line)
+                    self.lenient = True
+                if not isinstance(obj, dict):
+                    raise CorruptLog(f"{self.path}:{lineno}: not a JSON object")
+                found = True
+                yield lineno, obj
+        if not found:
+            raise DurableError(f"{self.path}: the file holds no records (empty session log)")
 
 
 def read_records(path: Path, data: bytes | None = None) -> tuple[list[Record], list[str]]:
-    """Return the JSON objects of a JSONL file with their 1-based line numbers, and warnings.
-
-    Blank lines are skipped. A last line without a newline that does not
-    parse is a torn write: it is dropped and a warning says so (with the
-    line number and its size). Any other line that is not a JSON object
-    raises :class:`CorruptLog` naming the file and line; an empty file
-    raises :class:`DurableError`. O(size).
-    """
-    if data is None:
-        data = path.read_bytes()
-    lines = data.split(b"\n")
-    note = torn_note(path, data)
-    if note:
-        lines.pop()  # the torn last line: dropped
-    out = [(i, json_object(path, i, line)) for i, line in enumerate(lines, start=1) if line.strip()]
-    notes = [note] if note else []
-    if not out:
-        raise DurableError(f"{path}: the file holds no records (empty session log)")
-    return out, notes
+    """Return the JSON objects of a JSONL file with their 1-based line numbers, and warnings
+    (a list of what :class:`Records` yields; ``data``, when given, is ignored: the file is read)."""
+    records = Records(path)
+    return list(records), records.notes
 
 
 def guarded(path: Path, lineno: int, fn: Callable[[], Any]) -> Any:
@@ -181,14 +214,14 @@ def mtime_iso(path: Path) -> str:
 
 def dedupe(entries: list[Entry], notes: list[str], source: str) -> list[Entry]:
     """Return ``entries`` with repeated ids resolved: an exact repeat is dropped,
-    a different entry under a taken id gets a ``~N`` suffix. One note counts each."""
-    seen: dict[str, str] = {}
+    a different entry under a taken id gets a ``~N`` suffix. One note counts each.
+    O(n); entries are encoded only where ids collide."""
+    seen: dict[str, Entry] = {}
     out: list[Entry] = []
     dropped = renamed = 0
     for e in entries:
-        enc = json.dumps(encode(e), sort_keys=True)
-        if e.id in seen:
-            if seen[e.id] == enc:
+        if e.id in seen:  # rare: only then are the two encoded and compared
+            if encode(seen[e.id]) == encode(e):
                 dropped += 1
                 continue
             n = 2
@@ -196,10 +229,38 @@ def dedupe(entries: list[Entry], notes: list[str], source: str) -> list[Entry]:
                 n += 1
             e.id = f"{e.id}~{n}"
             renamed += 1
-        seen[e.id] = enc
+        seen[e.id] = e
         out.append(e)
     if dropped:
         notes.append(f"{source}: {dropped} record(s) repeat an earlier record exactly (same id); they are shown once")
     if renamed:
         notes.append(f"{source}: {renamed} record(s) reuse an id taken by a different record; they get a '~N' suffix")
     return out
+
+
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def lone_surrogate_line(data: bytes) -> int | str:
+    """Return the 1-based line of the first lone surrogate escape in JSON ``data`` (a high
+    half ``\\ud800``–``\\udbff`` not directly followed by a low half, or a low half
+    on its own), or ``"?"`` when there is none. O(size)."""
+    pending = None
+    for m in _SURROGATE.finditer(data):
+        high = m.group()[3:4].lower() in b"89ab"
+        if pending is not None and not high and m.start() == pending.end():
+            pending = None  # a proper pair
+            continue
+        lone = pending if pending is not None else (None if high else m)
+        if lone is not None:
+            return data.count(b"\n", 0, lone.start()) + 1
+        pending = m
+    return data.count(b"\n", 0, pending.start()) + 1 if pending is not None else "?"
+
+
+def lone_surrogate_error(where: str) -> CorruptLog:
+    """Return the one-line error for a log at ``where`` (``file:line``, or a session) holding an
+    escaped lone surrogate: it reads, but no entry of it can be stored or copied."""
+    return CorruptLog(
+        f"{where}: a string holds a lone surrogate escape (half of a UTF-16 pair), which no UTF-8 log can store"
+    )

@@ -33,6 +33,7 @@ The leaf is the last entry, as pi resumes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +90,10 @@ def _thinking(b: dict[str, Any]) -> ai.Thinking:
     return ai.Thinking(b.get("thinking") if isinstance(b.get("thinking"), str) else "", sig)
 
 
-def load(path: Path, records: list[Record]) -> Loaded:
+def load(path: Path, records: Iterable[Record]) -> Loaded:
     """Return the session's entries; raises :class:`CorruptLog` naming file and line
     for a record of an unexpected shape. O(records)."""
+    records = list(records)  # read whole: the format needs more than one pass
     head_line, header = records[0]
     version = header.get("version") if isinstance(header.get("version"), int) else 1
     sid = safe_session_id(header.get("id"), path.stem)

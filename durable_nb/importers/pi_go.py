@@ -21,7 +21,7 @@ from ..durable import Agent
 from ..session import MessageEntry, Store, is_legacy_meta, safe_session_id
 from ..session.jsonlstore import read_entries, session_record, torn_note
 from ..session.rules import legacy_meta_warning
-from .common import Loaded
+from .common import Loaded, lone_surrogate_line
 
 LEGACY_ORIGIN = "legacy-meta"
 
@@ -41,7 +41,7 @@ def load(path: Path) -> Loaded:
     notes = [n for n in [torn_note(path, data)] if n]
     if legacy:
         notes.append(legacy_meta_warning(sid, len(legacy)))
-    return Loaded(sid, entries, None, notes)
+    return Loaded(sid, entries, None, notes, lenient=lone_surrogate_line(data) != "?")
 
 
 def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> Agent:

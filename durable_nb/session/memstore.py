@@ -24,7 +24,23 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._sessions: dict[str, tuple[SessionRecord, list[bytes]]] = {}
+        # session id -> [entries handed over by adopt_session (they come before its lines), handed out yet?]
+        self._adopted: dict[str, list] = {}
         self._lock = threading.Lock()
+
+    def adopt_session(self, id: str, entries: list[Entry]) -> SessionRecord:
+        """Create session ``id`` holding ``entries``, handing the objects over instead of copying them.
+
+        The first :meth:`load_entries` returns these very objects (no encode,
+        no decode: an importer builds an agent from what it has just read);
+        the caller must not use them afterwards. Appends go after them as
+        usual; a later load encodes them once, to hand out copies.
+        ``SessionExists`` if the id is taken. O(1).
+        """
+        rec = self.create_session(id)
+        with self._lock:
+            self._adopted[id] = [entries, False]
+        return rec
 
     def create_session(
         self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
@@ -51,8 +67,18 @@ class MemoryStore:
         return self._get(id)[0]
 
     def load_entries(self, id: str) -> list[Entry]:
-        """Return decoded copies of the session's entries, in append order. O(n)."""
-        lines = list(self._get(id)[1])
+        """Return decoded copies of the session's entries, in append order (for an adopted
+        session, the first load returns the handed-over objects themselves). O(n)."""
+        with self._lock:
+            stored = self._get(id)[1]
+            adopted = self._adopted.get(id)
+            if adopted is not None:
+                if not adopted[1] and not stored:
+                    adopted[1] = True
+                    return list(adopted[0])
+                del self._adopted[id]
+                stored[:0] = [encode_line(e) for e in adopted[0]]
+            lines = list(stored)
         entries = decode_lines(b"".join(lines))
         if entries is None or len(entries) != len(lines):
             entries = [decode(json.loads(line)) for line in lines]
