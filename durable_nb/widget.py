@@ -82,6 +82,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from .cost import format_cost, message_cost, tokens
 from .errors import DurableError
 from .layout import START, Layout
 from .session import (
@@ -100,6 +101,7 @@ from .session import (
     transcript_view,
     view_builder,
 )
+from .session.labels import label_of
 
 START_PREVIEW = "start of the session: the first entries branch here"
 PREVIEW_CHARS = 160  # characters of text a tree row carries
@@ -143,13 +145,16 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     previews them as ``name({arguments})``), ``bad_arguments`` (calls whose
     arguments were not a JSON object), ``thinking`` (count of Thinking
     blocks), ``reminders`` (count of Reminder blocks), ``tool_call_id``,
-    ``is_error``, ``duration_ms`` (a tool result's ``timing``); a custom entry adds ``kind``,
+    ``is_error``, ``duration_ms`` (a tool result's ``timing``); an assistant message adds
+    ``tokens`` (``[input, output]`` from its usage, :func:`durable_nb.cost.tokens`; absent without
+    usage) and ``cost`` (:func:`~durable_nb.cost.format_cost`: ``"$0.00045"`` or ``"cost unknown"``,
+    never $0 for unknown); a custom entry adds ``kind``,
     ``aside`` (true for another tool's bookkeeping record, :func:`~durable_nb.session.is_aside`:
     drawn off the chain like an ephemeral entry, never a branch) and
-    previews its data as JSON; a compaction adds
+    previews its data as JSON (a label entry: :func:`display_text`, ``label v1 → <id>``); a compaction adds
     ``first_kept_id``, ``tokens_before`` and ``elides`` = ``[first, last,
     count]`` of the entries before ``first_kept_id`` on its path.
-    O(size of the entry's text).
+    O(size of the entry's text), plus pricing an assistant message (~0.2 ms the first time, cached).
     """
     r: dict[str, Any] = {
         "id": entry.id,
@@ -186,6 +191,11 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
             r["tool_call_id"] = m.tool_call_id
         if m.is_error:
             r["is_error"] = True
+        if m.role == "assistant":
+            counted = tokens(m)
+            if counted is not None:
+                r["tokens"] = list(counted)
+            r["cost"] = format_cost(message_cost(m))
     elif isinstance(entry, CompactionEntry):
         r["type"] = "compaction"
         r["first_kept_id"] = entry.first_kept_id
@@ -197,7 +207,7 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
         r["kind"] = entry.kind
         r["aside"] = is_aside(entry)
         data = codec.encode(entry).get("data")
-        if data:
+        if data and label_of(entry) is None:  # a label entry previews as what it does (display_text)
             r["preview"] = _preview(json.dumps(data, ensure_ascii=False, default=str))
     else:
         r["type"] = type(entry).__name__
@@ -517,6 +527,7 @@ class SessionWidget(anywidget.AnyWidget):
     view_limit = traitlets.Int(VIEW_LIMIT).tag(sync=True)
     views = traitlets.Dict().tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
+    labels = traitlets.Dict().tag(sync=True)  # {label name: entry id} (agent.labels()); the page draws names on rows
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         self.agent = agent
@@ -535,6 +546,7 @@ class SessionWidget(anywidget.AnyWidget):
             elided=self._followed.elided,
             views=views,
             error=error,
+            labels=agent.labels(),
             **kwargs,
         )
         self.on_msg(self._on_request)
@@ -615,6 +627,7 @@ class SessionWidget(anywidget.AnyWidget):
             self.session_id = agent.session_id
             self.leaf_id = agent.leaf_id
             self.elided = self._followed.elided
+            self.labels = agent.labels()  # O(labels); sent only when it changed
             self._update_views()
 
     def _push(self, changed: int, leaf_line: int) -> None:
@@ -683,7 +696,7 @@ class SessionWidget(anywidget.AnyWidget):
 
         n, k = len(self._layout), fallback.ROWS
         head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
-        state = {k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views")}
+        state = {k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels")}
         return {**state, "lines": head, "line_count": n, "entry_count": self._count}
 
     def __repr__(self) -> str:

@@ -128,6 +128,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         "view_limit": limit,
         "views": {},
         "error": "",
+        "labels": agent.labels(),
     }
     return {
         "state": state,

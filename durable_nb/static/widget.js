@@ -21,7 +21,8 @@
  *   role?: string, injected?: string, origin?: string, tools?: string[], reminders?: number,
  *   attachments?: string[], tool_call_id?: string, is_error?: boolean, kind?: string,
  *   thinking?: number, bad_arguments?: number, duration_ms?: number,
- *   first_kept_id?: string, tokens_before?: number, elides?: [string, string, number]
+ *   first_kept_id?: string, tokens_before?: number, elides?: [string, string, number],
+ *   tokens?: [number, number], cost?: string
  * }} Row
  * @typedef {{ row: Row, depth: number, mark: "root" | "cont" | "branch" | "eph", kids: number, on: boolean, elided: boolean }} Line
  * @typedef {{ rev: number, lines: number, entries: number, changed_from: number | null, leaf_line: number }} Tree
@@ -105,6 +106,17 @@ class Lines {
   pending(i) {
     return this.asked.some(([a, b]) => i >= a && i < b);
   }
+}
+
+/**
+ * A reply's tokens and cost for a badge or the details: "1,234 in / 56 out · $0.00022" (Python priced it:
+ * durable_nb.cost), "cost unknown" when the price table does not know the model; "" without usage.
+ * @param {Row | undefined} r @returns {string}
+ */
+function costText(r) {
+  if (!r || !r.tokens) return "";
+  const n = (/** @type {number} */ x) => x.toLocaleString("en-US");
+  return `${n(r.tokens[0])} in / ${n(r.tokens[1])} out${r.cost ? " · " + r.cost : ""}`;
 }
 
 /**
@@ -217,6 +229,18 @@ function render({ model, el }) {
   /** @type {any} */ let linesTimer = null;
   /** @type {any} */ let seenViews = null;
   let lastLeaf = "";
+  /** @type {any} */ let labelsSeen = null;
+  /** @type {Map<string, string[]>} */ let names = new Map();
+  /** The label names on entry `id` (the `labels` trait is {name: entry id}). @param {string} id @returns {string[]} */
+  function namesOf(id) {
+    const labels = model.get("labels") || {};
+    if (labels !== labelsSeen) {
+      labelsSeen = labels;
+      names = new Map();
+      for (const [name, target] of Object.entries(labels)) names.set(String(target), [...(names.get(String(target)) || []), name]);
+    }
+    return names.get(id) || [];
+  }
 
   const root = h("div", "dnb-widget");
   const bar = h("div", "dnb-bar");
@@ -458,6 +482,7 @@ function render({ model, el }) {
     const label = r.type === "message" ? r.role : r.type === "custom" ? `custom · ${r.kind || "?"}` : r.type;
     if (r.type === "start") div.classList.add("dnb-start");
     div.append(h("span", `dnb-label dnb-role-${r.role || r.type}`, label));
+    for (const name of namesOf(r.id)) div.append(h("span", "dnb-badge dnb-name", name));
     const inj = injectionBadge(r);
     if (inj) div.append(inj);
     if (r.id === leaf) div.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
@@ -471,6 +496,8 @@ function render({ model, el }) {
     if (res) div.append(res);
     if (r.reminders) div.append(h("span", "dnb-badge dnb-meta", `+${r.reminders} reminder`));
     if (r.attachments) div.append(h("span", "dnb-badge", r.attachments.join(", ")));
+    const cost = costText(r);
+    if (cost) div.append(h("span", `dnb-badge dnb-cost${r.cost === "cost unknown" ? " dnb-unknown" : ""}`, cost));
     let text = r.preview;
     if (r.type === "compaction") {
       const span = r.elides ? `elides ${r.elides[2]} entries ${short(r.elides[0])}…${short(r.elides[1])}` : "elides nothing";
@@ -588,6 +615,7 @@ function render({ model, el }) {
     details.append(head);
     const table = h("dl", "dnb-kv");
     kv(table, "id", e.id);
+    kv(table, "labels", namesOf(e.id).join(", "));
     kv(table, "parent", e.parent_id || "(root)");
     kv(table, "time", e.created_at);
     kv(table, "role", msg.role);
@@ -598,6 +626,7 @@ function render({ model, el }) {
     if (msg.role === "tool_result") kv(table, "error", msg.is_error ? "yes (the model was told the call failed)" : "no");
     kv(table, "model", msg.model);
     if (msg.usage) kv(table, "usage", JSON.stringify(msg.usage));
+    if (msg.role === "assistant") kv(table, "cost", lineOf(e.id)?.row.cost || "");
     kv(table, "stop reason", msg.stop_reason);
     if (msg.settings) kv(table, "settings", JSON.stringify(msg.settings));
     const timing = msg.timing || {};
@@ -756,7 +785,7 @@ function render({ model, el }) {
 
   model.on("change:tree", onTree);
   model.on("msg:custom", onCustom);
-  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view"];
+  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels"];
   const handlers = keys.map((k) => {
     const cb = () => refresh();
     model.on(`change:${k}`, cb);

@@ -1,0 +1,81 @@
+"""Labels and cost in the widget: names drawn on their entries' rows (live), tokens and cost on replies,
+'cost unknown' for a model the price table does not know; headless Chromium, the real SessionWidget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from genai_prices import Usage, calc_price
+from widget_harness import Page
+
+from durable_nb import ai, durable
+from durable_nb.cost import format_cost
+from durable_nb.widget import SessionWidget
+
+SHOTS = Path(__file__).resolve().parent / "screenshots" / "last"
+
+pytestmark = pytest.mark.usefixtures("recording")
+
+
+def priced(messages):
+    return ai.assistant_message(
+        "Bonjour !", model="gpt-4o-mini-2024-07-18", usage={"input_tokens": 1234, "output_tokens": 56}
+    )
+
+
+def row(page, entry_id):
+    return page.locator(f'.dnb-row[data-id="{entry_id}"]')
+
+
+def test_labels_and_cost_on_rows_and_details(browser):
+    a = durable.Agent(model=priced)
+    a.run("Say hello in French.").wait()
+    paid = a.leaf_id
+    question = a.path()[0].id
+    a.label("best")
+    a.label("start", question)
+    a.branch(question)
+    a.model = "offline"
+    a.run("and offline?").wait()  # a sibling branch: its reply has no usage and no price
+    free = a.leaf_id
+    w = SessionWidget(a)
+    h = Page(browser, w)
+    page = h.page
+    try:
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        price = calc_price(Usage(input_tokens=1234, output_tokens=56), "gpt-4o-mini-2024-07-18").total_price
+        paid_row = row(page, paid)
+        assert paid_row.locator(".dnb-name").all_inner_texts() == ["best"]  # off the active path, still named
+        assert paid_row.locator(".dnb-cost").inner_text() == f"1,234 in / 56 out · {format_cost(price)}"
+        assert row(page, question).locator(".dnb-name").all_inner_texts() == ["start"]
+        assert row(page, free).locator(".dnb-name, .dnb-cost").count() == 0  # no usage: nothing to count
+        label_rows = page.locator(".dnb-row", has_text=f"label best → {paid}")
+        assert label_rows.count() == 1  # the label entry itself, in the log like any custom entry
+
+        paid_row.click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{paid}')")
+        details = page.locator(".dnb-details").inner_text()
+        assert "labels\nbest" in details and f"cost\n{format_cost(price)}" in details
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator(".dnb-widget").screenshot(path=str(SHOTS / "labels-cost.png"))
+
+        row(page, free).click()
+        page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{free}')")
+        assert "cost\ncost unknown" in page.locator(".dnb-details").inner_text()
+
+        # live: a new label, a moved one and a removed one reach the drawn rows with the next sync
+        a.label("offline-try", free)
+        a.label("start", paid)
+        a.unlabel("best")
+        w.sync()
+        h.push()  # what the kernel publishes reaches the page
+        page.wait_for_function(
+            f"document.querySelector('.dnb-row[data-id=\"{free}\"] .dnb-name')?.textContent === 'offline-try'"
+        )
+        assert row(page, paid).locator(".dnb-name").all_inner_texts() == ["start"]
+        assert row(page, question).locator(".dnb-name").count() == 0
+        page.locator(".dnb-widget").screenshot(path=str(SHOTS / "labels-cost-live.png"))
+        assert h.requests == []
+    finally:
+        h.close()
