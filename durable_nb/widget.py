@@ -28,6 +28,10 @@ renders are lost, so everything the first paint needs is here:
   at the selected entry. Following the leaf they are kept up to date from the
   new entries of each sync (O(new entries + view_limit), never the whole path);
   at a selected entry they are computed once per selection (O(its depth)).
+- ``labels``: ``{name: entry id}`` (:meth:`~durable_nb.durable.Agent.labels`). A label
+  can move to an entry whose line the page has cached, so names travel here, not in
+  rows; the page draws them on the rows and in the details. A reply's tokens and cost
+  never change, so they are row fields (see :func:`row`).
 
 **Requests (the page's ``model.send({"action": NAME, ...})``), dispatched by
 the one table** :attr:`SessionWidget.ACTIONS` (action -> method name; each
