@@ -26,6 +26,8 @@ import json
 from html import escape
 from typing import Any
 
+from ..session.labels import by_target
+
 ROWS = 30  # tree lines shown at each end of a big session
 TEXT_CHARS = 4000  # characters of one text block shown
 MAX_INDENT = 16  # deeper branches are drawn at this indent (as in the widget)
@@ -86,12 +88,13 @@ def _injection(d: dict[str, Any]) -> str:
     return _badge(f"{inj} · {d['origin']}" if d.get("origin") else inj)
 
 
-def _tree_line(line: dict[str, Any], leaf: str) -> str:
+def _tree_line(line: dict[str, Any], leaf: str, names: dict[str, list[str]]) -> str:
     r, depth, mark, on = line["row"], line["depth"], line["mark"], line.get("on", False)
     lead = {"branch": "└ ", "eph": "┄ "}.get(mark, "")
     glyph = "│ " * min(depth - bool(lead), MAX_INDENT) + lead
     glyph += "●" if on else "○"
-    badges = [_injection(r)]
+    badges = [_badge(f"# {n}") for n in names.get(r["id"], [])]
+    badges.append(_injection(r))
     if r["id"] == leaf:
         badges.append(_badge("leaf"))
     if line.get("kids", 0) > 1:
@@ -108,6 +111,9 @@ def _tree_line(line: dict[str, Any], leaf: str) -> str:
         badges.append(_badge(f"+{r['reminders']} reminder"))
     if r.get("attachments"):
         badges.append(_badge(", ".join(map(str, r["attachments"]))))
+    if r.get("tokens"):
+        tin, tout = r["tokens"]
+        badges.append(_badge(f"{tin:,} in / {tout:,} out · {r.get('cost', '')}"))
     text = r.get("preview", "")
     if r.get("type") == "compaction":
         el = r.get("elides")
@@ -123,14 +129,22 @@ def _tree_line(line: dict[str, Any], leaf: str) -> str:
     )
 
 
-def tree_html(lines: list[dict[str, Any]], leaf_id: str, limit: int = ROWS, count: int | None = None) -> str:
+def tree_html(
+    lines: list[dict[str, Any]],
+    leaf_id: str,
+    limit: int = ROWS,
+    count: int | None = None,
+    labels: dict[str, str] | None = None,
+) -> str:
     """Return the tree as an HTML table: its first and last ``limit`` lines, a count of the rest.
 
     ``lines`` are the tree's lines as the widget's page fetches them (see the module doc):
     all of them, or the first and last ones of ``count``. Active-path rows are bold with
     ``●`` (others ``○``); the leaf, branch points, injected entries, compaction ranges, tool
-    calls and results carry text badges. O(limit).
+    calls and results, label names (``labels``: ``{name: entry id}``) and replies' tokens and
+    cost carry text badges. O(limit + labels).
     """
+    names = by_target(labels or {})
     count = len(lines) if count is None else count
     shown: list[dict[str, Any] | None] = (
         [*lines] if count <= 2 * limit and len(lines) == count else [*lines[:limit], None, *lines[-limit:]]
@@ -142,7 +156,7 @@ def tree_html(lines: list[dict[str, Any]], leaf_id: str, limit: int = ROWS, coun
                 f'<tr><td colspan="3" style="{_TD}"><i>… {count - 2 * limit} more entries not shown …</i></td></tr>'
             )
         else:
-            body.append(_tree_line(line, leaf_id))
+            body.append(_tree_line(line, leaf_id, names))
     return f'<table class="dnb-static-tree">{"".join(body)}</table>'
 
 
@@ -253,7 +267,7 @@ def html(state: dict[str, Any], limit: int = ROWS) -> str:
     return (
         '<div class="dnb-static">'
         f"<p><b>durable session</b> {_e(header(state))} · <i>a saved snapshot: run the notebook for the live widget</i></p>"
-        f"<details open><summary>Tree ({state.get('entry_count', 0)} entries; ● active path)</summary>{tree_html(lines, state.get('leaf_id') or '', limit, count)}</details>"
+        f"<details open><summary>Tree ({state.get('entry_count', 0)} entries; ● active path)</summary>{tree_html(lines, state.get('leaf_id') or '', limit, count, state.get('labels'))}</details>"
         f"<details open><summary>Transcript view at {_e(where)}: what a person reads ({views.get('transcript_total', 0)} entries)</summary>"
         f"{transcript_html(views)}</details>"
         f"<details><summary>Model view at {_e(where)}: what the model receives ({views.get('model_total', 0)} messages)</summary>"

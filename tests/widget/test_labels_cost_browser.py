@@ -79,3 +79,17 @@ def test_labels_and_cost_on_rows_and_details(browser):
         assert h.requests == []
     finally:
         h.close()
+
+
+def test_the_static_fallback_names_labelled_rows_and_prices_replies():
+    a = durable.Agent(model=priced)
+    a.run("Say hello in French.").wait()
+    paid = a.leaf_id
+    a.label("best")
+    a.label("start", a.path()[0].id)
+    html = SessionWidget(a)._repr_mimebundle_()[0]["text/html"]
+    price = calc_price(Usage(input_tokens=1234, output_tokens=56), "gpt-4o-mini-2024-07-18").total_price
+    paid_row = html.split(f'data-id="{paid}"')[1].split("</tr>")[0]
+    assert "[# best]" in paid_row and f"[1,234 in / 56 out · {format_cost(price)}]" in paid_row
+    first_row = html.split(f'data-id="{a.path()[0].id}"')[1].split("</tr>")[0]
+    assert "[# start]" in first_row and "# best" not in first_row
