@@ -24,6 +24,8 @@ renders are lost, so everything the first paint needs is here:
 - ``leaf_id``; ``elided`` (entries from the active path's root its latest
   compaction elides); ``selected_id`` (``""`` = follow the leaf); ``view``
   (``"tree"``, ``"model"`` or ``"transcript"``); ``view_limit``; ``error``.
+- ``comparison``: the compare view's data (``{}``: none); ``hidden``: the kind
+  groups the tree hides (see the ``filter`` request).
 - ``views``: both views (their last ``view_limit`` items) and the full entry
   at the selected entry. Following the leaf they are kept up to date from the
   new entries of each sync (O(new entries + view_limit), never the whole path);
@@ -52,6 +54,19 @@ answer by setting traits:
   the lines arrive by ``lines``, select it).
 - ``{"action": "branch", "id": X}`` ("continue from here"): ``agent.branch(X)``,
   then a sync (traits) or ``error``.
+- ``{"action": "search", "query": Q}`` -> ``{"reply": "search", "query": Q,
+  "rev", "total", "hits": [{"id", "index", "drawn"}, ...]}``: the entries of
+  the whole tree (every branch, ephemeral and hidden entries too) whose text
+  holds every word of ``Q`` (:class:`~durable_nb.session.Finder`, the rule of
+  ``%durable search``), in drawn order (``index`` is the line of ``drawn``:
+  the entry itself, or its nearest drawn ancestor under a kind filter), at
+  most :data:`MAX_HITS` of ``total``.
+- ``{"action": "compare", "ids": [A, B, ...]}``: sets ``comparison``
+  (:func:`durable_nb.share.comparison.of`: ids, labels or prefixes) and
+  ``view = "compare"``; no ids clears it (back to the tree); a bad ref sets ``error``.
+- ``{"action": "filter", "hide": [GROUP, ...]}``: lays the tree out again with
+  the entries of those :func:`kind_group` groups hidden (``custom``,
+  ``aside``, ``tool_result``) and sets ``hidden``; an unknown group sets ``error``.
 
 **Hooks for more actions.** Add a name to :attr:`ACTIONS` and a method. A kind
 filter (hide custom / progress entries) calls :meth:`SessionWidget.relayout`
@@ -79,7 +94,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +108,7 @@ from .session import (
     CompactionEntry,
     CustomEntry,
     Entry,
+    Finder,
     MessageEntry,
     ViewBuilder,
     codec,
@@ -114,6 +130,9 @@ MAX_LINES = 400  # lines one "lines" reply may carry
 PUSH_AROUND = 40  # lines around the leaf a sync pushes to a page that is drawn (it scrolls there)
 VIEW_LIMIT = 100  # messages per view sent at first ("show earlier" asks for 4x more)
 CHARS_PER_ITEM = 500  # a view's JSON budget is this times view_limit (at least one item is sent)
+MAX_HITS = 1000  # search hits one "search" reply carries ("total" says how many there are)
+MAX_QUERY = 500  # characters of a search query read
+FILTERS = ("custom", "aside", "tool_result")  # the kind groups the tree can hide (kind_group)
 
 
 def _asset(name: str) -> Path:
@@ -467,6 +486,29 @@ def agent_layout(agent: Any, hide: Callable[[Entry], bool] | None = None) -> Lay
     return lay
 
 
+def kind_group(entry: Entry) -> str:
+    """Return the kind-filter group of ``entry``: ``"aside"`` (another tool's bookkeeping record,
+    :func:`~durable_nb.session.is_aside`: progress lines, hook output, snapshots), ``"custom"`` (any
+    other custom entry: labels, notes), ``"tool_result"``, or ``""`` (never hidden). O(1)."""
+    if isinstance(entry, CustomEntry):
+        return "aside" if is_aside(entry) else "custom"
+    if isinstance(entry, MessageEntry) and entry.message.role == "tool_result":
+        return "tool_result"
+    return ""
+
+
+def kind_filter(hide: Iterable[str]) -> Callable[[Entry], bool] | None:
+    """Return the predicate hiding the entries whose :func:`kind_group` is in ``hide``, or ``None``
+    when ``hide`` is empty. ``DurableError`` (one line) names a group that is not in :data:`FILTERS`."""
+    groups = set(hide)
+    unknown = sorted(groups - set(FILTERS))
+    if unknown:
+        raise DurableError(f"no kind filter {unknown[0]!r}: the groups are {', '.join(FILTERS)}")
+    if not groups:
+        return None
+    return lambda e: kind_group(e) in groups
+
+
 _open: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
 
 
@@ -520,7 +562,14 @@ class SessionWidget(anywidget.AnyWidget):
     _css = _asset("widget.css")
 
     # The one table of the page's requests: action -> method (which takes the request dict).
-    ACTIONS: dict[str, str] = {"branch": "_do_branch", "lines": "_do_lines", "locate": "_do_locate"}
+    ACTIONS: dict[str, str] = {
+        "branch": "_do_branch",
+        "lines": "_do_lines",
+        "locate": "_do_locate",
+        "search": "_do_search",
+        "compare": "_do_compare",
+        "filter": "_do_filter",
+    }
 
     session_id = traitlets.Unicode("").tag(sync=True)
     tree = traitlets.Dict().tag(sync=True)  # {"rev", "lines", "entries", "changed_from", "leaf_line"}
@@ -532,10 +581,13 @@ class SessionWidget(anywidget.AnyWidget):
     views = traitlets.Dict().tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     labels = traitlets.Dict().tag(sync=True)  # {label name: entry id} (agent.labels()); the page draws names on rows
+    comparison = traitlets.Dict().tag(sync=True)  # share.comparison.state of the compared entries ({}: none)
+    hidden = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the kind groups the tree hides
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         self.agent = agent
-        self._hide: Callable[[Entry], bool] | None = None
+        self._hide: Callable[[Entry], bool] | None = kind_filter(kwargs.get("hidden", ()))
+        self._finder = Finder()  # the find's texts, read on the first search
         self._memo: dict = {}
         self._page_seen = False  # a page has asked for lines: syncs push the new ones
         # The first state goes out with the comm's open message: compute it before opening.
@@ -713,13 +765,20 @@ class SessionWidget(anywidget.AnyWidget):
         lines and both views, escaped, no script; see :mod:`durable_nb.share.fallback`) and a
         ``text/plain`` summary. JupyterLab and Notebook 7 draw the widget; a renderer with no kernel or
         widget manager (nbconvert, nbviewer, GitHub) shows the fallback. The fallback is the
-        session as it was when the output was displayed. O(fallback.ROWS + view size)."""
+        session as it was when the output was displayed; a widget opened on its compare view
+        (``%durable compare``) falls back to the comparison (:mod:`durable_nb.share.comparison`).
+        O(fallback.ROWS + view size)."""
         from .share import fallback
 
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        if self.comparison and self.view == "compare":  # %durable compare: the comparison is the fallback
+            from .share import comparison
+
+            c = self.comparison
+            return {**data, "text/plain": comparison.text(c), "text/html": comparison.html(c)}, metadata
         state = self._static_state()
         data = {**data, "text/plain": fallback.text(state), "text/html": fallback.html(state)}
         return data, metadata
@@ -757,6 +816,58 @@ class SessionWidget(anywidget.AnyWidget):
         drawn = self._layout.drawn(entry_id) if entry_id else None
         index = self._layout.position(drawn) if drawn else -1
         self.send({"reply": "locate", "id": entry_id, "rev": self._rev, "index": index, "drawn": drawn or ""})
+
+    def _do_search(self, req: dict[str, Any]) -> None:
+        """``{"action": "search", "query"}``: reply with the matching entries in drawn order (see the module doc).
+
+        O(new entries' text + total text) for the find, plus O(hits log hits) to order them."""
+        query = str(req.get("query", ""))[:MAX_QUERY]
+        lay = self._layout
+        hits = []
+        for entry_id in self._finder.find(self.agent.entries(), query):
+            drawn = lay.drawn(entry_id)
+            hits.append((lay.position(drawn) if drawn else -1, entry_id, drawn or ""))
+        hits.sort(key=lambda h: h[0])
+        self.send(
+            {
+                "reply": "search",
+                "query": query,
+                "rev": self._rev,
+                "total": len(hits),
+                "hits": [{"id": e, "index": i, "drawn": d} for i, e, d in hits[:MAX_HITS]],
+            }
+        )
+
+    def _do_compare(self, req: dict[str, Any]) -> None:
+        """``{"action": "compare", "ids"}``: show the comparison of those entries, or clear it (no ids)."""
+        from .share import comparison
+
+        refs = [str(x) for x in req.get("ids") or []]
+        with self.hold_sync():
+            if not refs:
+                self.comparison = {}
+                self.view = "tree" if self.view == "compare" else self.view
+                return
+            try:
+                self.comparison = comparison.of(self.agent, refs)
+            except DurableError as e:
+                self.error = str(e)
+                return
+            self.error = ""
+            self.view = "compare"
+
+    def _do_filter(self, req: dict[str, Any]) -> None:
+        """``{"action": "filter", "hide"}``: lay the tree out with those kind groups hidden. O(n)."""
+        groups = sorted({str(g) for g in req.get("hide") or []})
+        try:
+            hide = kind_filter(groups)
+        except DurableError as e:
+            self.error = str(e)
+            return
+        with self.hold_sync():
+            self.error = ""
+            self.hidden = groups
+            self.relayout(hide)
 
     def _do_branch(self, req: dict[str, Any]) -> None:
         """``{"action": "branch", "id"}``: move the leaf there, follow it, sync back (or set ``error``)."""

@@ -423,13 +423,12 @@ def dry_run(m: DurableMagics, call: Call) -> None:
     nargs=(2, 10**6),
 )
 def compare(m: DurableMagics, call: Call):
-    from ..durable import compare as compare_entries
-    from ..session.labels import names_by_target
     from ..share import comparison
+    from ..widget import SessionWidget
 
-    a = m.state.agent
-    state = comparison.state(compare_entries(a, *call.args), names_by_target(a.entries()))
-    return comparison.StaticComparison(state)
+    state = comparison.of(m.state.agent, list(call.args))  # a bad ref: one line, no output
+    # the widget on its compare view; where no widget is drawn, its text and HTML fallback is the comparison
+    return SessionWidget(m.state.agent, view="compare", comparison=state)
 
 
 @verb("show [entry]", "the session widget (tree, model/transcript views), at an entry if given")

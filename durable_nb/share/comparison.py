@@ -1,8 +1,8 @@
 """A comparison as the widget draws it, and its static forms (HTML with no script, plain text).
 
     from durable_nb.share import comparison
-    s = comparison.state(durable.compare(agent, "A", "B"))   # JSON the widget's compare view draws
-    comparison.html(s), comparison.text(s)                     # for saved notebooks, terminals
+    s = comparison.of(agent, ["A", "B"])     # JSON the widget's compare view draws
+    comparison.html(s), comparison.text(s)   # for saved notebooks, terminals
 
 ``state`` holds, per side, its ref, ids, labels, model, settings, tokens, cost
 and time, its reply, and the request's messages that a diff names plus the
@@ -108,6 +108,16 @@ def state(c: Comparison, labels: dict[str, list[str]] | None = None) -> dict[str
             for d in c.diffs
         ],
     }
+
+
+def of(agent: Any, refs: list[str]) -> dict[str, Any]:
+    """Return :func:`state` of the entries ``refs`` names in ``agent`` (ids, labels, id prefixes; see
+    :func:`durable_nb.durable.compare`), each side with its labels. ``DurableError`` (one line) for
+    fewer than two refs or one that names no entry. O(the paths' depths + the diffs + the log, for labels)."""
+    from ..durable import compare
+    from ..session.labels import names_by_target
+
+    return state(compare(agent, *refs), names_by_target(agent.entries()))
 
 
 # -- the static forms --------------------------------------------------------------------------------
@@ -262,16 +272,3 @@ def html(s: dict[str, Any]) -> str:
     )
     parts.append(f"<p><b>replies</b></p><table><tr>{head}</tr><tr>{replies}</tr></table></div>")
     return "".join(parts)
-
-
-class StaticComparison:
-    """A comparison shown without a widget: ``text/plain`` and script-free ``text/html`` (:func:`text`, :func:`html`)."""
-
-    def __init__(self, state: dict[str, Any]) -> None:
-        self.state = state
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
-        return {"text/plain": text(self.state), "text/html": html(self.state)}
-
-    def __repr__(self) -> str:
-        return text(self.state)

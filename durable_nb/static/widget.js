@@ -10,7 +10,10 @@
 // (the protocol is in durable_nb/widget.py's module doc). A sync pushes the new
 // lines near the leaf just before the `tree` update that announces them. This
 // module never computes a layout or a view and never writes the store:
-// "continue from here" sends {action: "branch", id}.
+// "continue from here" sends {action: "branch", id}. Find sends {action: "search",
+// query} (Python searches every branch and answers with the hits in drawn order);
+// the kind filter {action: "filter", hide}; "Compare" {action: "compare", ids}
+// (Python sets the `comparison` trait, drawn by drawCompare).
 //
 // Safety: every piece of entry text goes into the DOM through textContent.
 // Nothing here uses innerHTML, creates <img>, or follows a URL from the data.
@@ -214,6 +217,123 @@ function drawBlocks(blocks, forModel) {
   return box;
 }
 
+/** The name a compare side goes by: its short id when given by id (or prefix), else `label (short id)`. @param {any} s */
+function sideName(s) {
+  return s.entry_id.startsWith(s.ref) ? short(s.entry_id) : `${s.ref} (${short(s.entry_id)})`;
+}
+
+/** A value of a setting for the diff: "(not set)" for none. @param {unknown} v */
+const settingValue = (v) => (v === null || v === undefined ? "(not set)" : JSON.stringify(v));
+
+/**
+ * One message of a compare side (as share/comparison.py's message_state writes it), marked with how a diff changed it.
+ * @param {any} m @param {string} [op] "added", "removed", "changed" or undefined
+ * @returns {HTMLElement}
+ */
+function compareMessage(m, op) {
+  const card = h("div", `dnb-card dnb-card-${m.role}${m.injected ? " dnb-card-" + m.injected : ""}${op ? " dnb-diff-" + op : ""}`);
+  const head = h("div", "dnb-card-head");
+  head.append(h("span", "dnb-index", `#${m.i + 1}`), h("span", "dnb-label", m.role));
+  const inj = injectionBadge(m);
+  if (inj) head.append(inj);
+  if (op) head.append(h("span", `dnb-badge dnb-diff-badge dnb-diff-${op}`, op));
+  card.append(head, h("div", "dnb-text", m.text));
+  return card;
+}
+
+/**
+ * Draw a comparison (Python's `comparison` trait: share/comparison.py's state) into `panel`: the sides
+ * in columns (name, labels, model, settings, tokens and cost, time, system prompt, the request's messages
+ * a diff names plus its last few, the reply), then each diff as a list. Text only (textContent).
+ * @param {HTMLElement} panel @param {any} c @param {() => void} onClear
+ */
+function drawCompare(panel, c, onClear) {
+  panel.replaceChildren();
+  const sides = (c && c.sides) || [];
+  const head = h("div", "dnb-view-head");
+  if (!sides.length) {
+    head.textContent = "Compare: pick two or more entries in the tree (“Pick for compare” in an entry's details), then “Compare”.";
+    panel.append(head);
+    return;
+  }
+  head.textContent = `Compare ${sides.length} entries: each request against the first's, and the replies side by side.`;
+  const clear = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-compare-clear", "Clear comparison"));
+  clear.type = "button";
+  clear.addEventListener("click", onClear);
+  head.append(" ", clear);
+  panel.append(head);
+  // what each side's messages went through, from every diff (the first side: removed / changed)
+  /** @type {Map<string, string>[]} */ const ops = sides.map(() => new Map());
+  for (const d of c.diffs || []) {
+    for (const ch of d.messages) {
+      if (ch.a !== null && ch.a !== undefined) ops[d.a].set(String(ch.a), ch.op);
+      if (ch.b !== null && ch.b !== undefined) ops[d.b].set(String(ch.b), ch.op);
+    }
+  }
+  const grid = h("div", "dnb-compare-grid");
+  grid.style.gridTemplateColumns = `repeat(${sides.length}, minmax(220px, 1fr))`;
+  sides.forEach((/** @type {any} */ s, /** @type {number} */ i) => {
+    const col = h("div", "dnb-compare-side");
+    col.dataset.side = String(i);
+    const title = h("div", "dnb-compare-title");
+    title.append(h("strong", "", sideName(s)));
+    for (const name of s.labels || []) title.append(h("span", "dnb-badge dnb-labelmark", name));
+    if (i === 0) title.append(h("span", "dnb-badge", "base"));
+    col.append(title);
+    const table = h("dl", "dnb-kv");
+    const kv = (/** @type {string} */ k, /** @type {unknown} */ v) => table.append(h("dt", "", k), h("dd", "", v));
+    kv("model", s.model || "(no reply)");
+    kv("settings", Object.entries(s.settings || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ") || "provider defaults");
+    kv("reply", s.cost ? s.cost.summary : "no reply");
+    kv("branch", s.branch_cost.summary);
+    kv("time", duration(s.total_ms) || "not recorded");
+    kv("request", `${s.message_total} message${s.message_total === 1 ? "" : "s"}`);
+    col.append(table);
+    const sys = /** @type {HTMLDetailsElement} */ (h("details", "dnb-compare-system"));
+    sys.append(h("summary", "", s.system === null || s.system === undefined ? "system prompt: none" : `system prompt · ${s.system.length} chars`));
+    if (s.system) sys.append(h("div", "dnb-text", s.system));
+    col.append(sys);
+    let prev = -1;
+    for (const m of s.messages) {
+      if (m.i > prev + 1) col.append(h("div", "dnb-muted dnb-compare-gap", `… ${m.i - prev - 1} message${m.i - prev - 1 === 1 ? "" : "s"} the same on every side`));
+      col.append(compareMessage(m, ops[i].get(String(m.i))));
+      prev = m.i;
+    }
+    col.append(h("div", "dnb-compare-reply-head", "reply"));
+    if (s.reply) {
+      const card = h("div", "dnb-card dnb-card-assistant dnb-compare-reply");
+      card.append(h("div", "dnb-text", s.reply.text));
+      col.append(card);
+    } else col.append(h("div", "dnb-muted", "(none: this entry has no reply)"));
+    grid.append(col);
+  });
+  panel.append(grid);
+  for (const d of c.diffs || []) {
+    const a = sides[d.a];
+    const b = sides[d.b];
+    const box = h("div", "dnb-compare-diff");
+    const counts = ["changed", "added", "removed"].map((op) => [op, d.messages.filter((/** @type {any} */ ch) => ch.op === op).length]).filter(([, n]) => n);
+    const what = counts.map(([op, n]) => `${n} ${op}`).join(", ");
+    box.append(h("div", "dnb-compare-diff-head", `${sideName(b)} against ${sideName(a)}: ${d.same} message${d.same === 1 ? "" : "s"} the same${what ? ", " + what : ""}`));
+    const list = h("ul", "dnb-compare-diff-list");
+    const li = (/** @type {string} */ cls, /** @type {string} */ text) => list.append(h("li", cls, text));
+    if (d.model) li("dnb-diff-model", `model: ${d.model[0] || "(none)"} → ${d.model[1] || "(none)"}`);
+    for (const [k, [va, vb]] of Object.entries(d.settings || {})) li("dnb-diff-setting", `setting ${k}: ${settingValue(va)} → ${settingValue(vb)}`);
+    if (d.system) li("dnb-diff-system", `system prompt: ${d.system[0] === null ? "(none)" : JSON.stringify(d.system[0])} → ${d.system[1] === null ? "(none)" : JSON.stringify(d.system[1])}`);
+    const byA = new Map(a.messages.map((/** @type {any} */ m) => [m.i, m]));
+    const byB = new Map(b.messages.map((/** @type {any} */ m) => [m.i, m]));
+    const one = (/** @type {any} */ m) => (m ? `${m.role}${m.injected ? " [" + m.injected + "]" : ""}: ${m.text.length > 80 ? m.text.slice(0, 79) + "…" : m.text}` : "?");
+    for (const ch of d.messages) {
+      if (ch.op === "changed") li("dnb-diff-changed", `~ #${ch.a + 1} ${one(byA.get(ch.a))}  →  #${ch.b + 1} ${one(byB.get(ch.b))}`);
+      else if (ch.op === "added") li("dnb-diff-added", `+ #${ch.b + 1} ${one(byB.get(ch.b))}`);
+      else li("dnb-diff-removed", `− #${ch.a + 1} ${one(byA.get(ch.a))}`);
+    }
+    if (!list.childElementCount) li("dnb-muted", "the requests are the same");
+    box.append(list);
+    panel.append(box);
+  }
+}
+
 /**
  * @param {{ model: Model, el: HTMLElement }} ctx
  * @returns {() => void} cleanup
@@ -228,6 +348,8 @@ function render({ model, el }) {
   let firstPaint = true;
   /** @type {any} */ let linesTimer = null;
   /** @type {any} */ let seenViews = null;
+  /** @type {any} */ let seenHidden = null;
+  /** @type {any} */ let seenComparison = null;
   let lastLeaf = "";
   /** @type {any} */ let labelsSeen = null;
   /** @type {Map<string, string[]>} */ let names = new Map();
@@ -246,7 +368,7 @@ function render({ model, el }) {
   const bar = h("div", "dnb-bar");
   const tabs = h("div", "dnb-tabs");
   /** @type {Record<string, HTMLButtonElement>} */ const tabButtons = {};
-  for (const [name, label] of [["tree", "Tree"], ["model", "Model view"], ["transcript", "Transcript view"]]) {
+  for (const [name, label] of [["tree", "Tree"], ["model", "Model view"], ["transcript", "Transcript view"], ["compare", "Compare"]]) {
     const b = /** @type {HTMLButtonElement} */ (h("button", "dnb-tab", label));
     b.type = "button";
     b.dataset.view = name;
@@ -259,6 +381,46 @@ function render({ model, el }) {
   follow.type = "button";
   follow.addEventListener("click", () => select(""));
   bar.append(tabs, status, follow);
+  // the second bar: find, the kind filter, the entries picked for a comparison
+  const tools = h("div", "dnb-tools");
+  const find = h("div", "dnb-find");
+  const findInput = /** @type {HTMLInputElement} */ (h("input", "dnb-find-input"));
+  findInput.type = "search";
+  findInput.placeholder = "Find in every branch";
+  findInput.setAttribute("aria-label", "Find in every branch (every word, whole words)");
+  const findPrev = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-find-prev", "‹"));
+  const findNext = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-find-next", "›"));
+  findPrev.type = findNext.type = "button";
+  findPrev.title = "Previous match (Shift+Enter)";
+  findNext.title = "Next match (Enter)";
+  const findCount = h("span", "dnb-find-count");
+  find.append(findInput, findPrev, findNext, findCount);
+  const filter = h("div", "dnb-filter");
+  filter.append(h("span", "", "Hide:"));
+  /** @type {Record<string, HTMLInputElement>} */ const filterBoxes = {};
+  for (const [group, label, title] of [
+    ["custom", "custom entries", "labels, notes and other custom entries"],
+    ["aside", "progress & hooks", "other tools' bookkeeping records: progress lines, hook output, snapshots"],
+    ["tool_result", "tool results", "collapse tool results into the row of the call (and fold them in the model view)"],
+  ]) {
+    const lab = h("label", `dnb-filter-${group}`);
+    const box = /** @type {HTMLInputElement} */ (h("input"));
+    box.type = "checkbox";
+    box.dataset.group = group;
+    box.addEventListener("change", sendFilter);
+    lab.title = title;
+    lab.append(box, document.createTextNode(label));
+    filterBoxes[group] = box;
+    filter.append(lab);
+  }
+  const pickBar = h("div", "dnb-picks");
+  const pickCount = h("span", "dnb-muted", "");
+  const compareBtn = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-compare-go", "Compare"));
+  const unpickBtn = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-compare-unpick", "Clear picks"));
+  compareBtn.type = unpickBtn.type = "button";
+  compareBtn.title = "Compare the picked entries side by side (pick them in an entry's details)";
+  pickBar.append(pickCount, compareBtn, unpickBtn);
+  tools.append(find, filter, pickBar);
   const error = h("div", "dnb-error");
   const notice = h("div", "dnb-notice");
   notice.hidden = true;
@@ -278,7 +440,8 @@ function render({ model, el }) {
   treePanel.append(legend, scroll, details);
   const modelPanel = h("div", "dnb-panel dnb-model-panel");
   const transcriptPanel = h("div", "dnb-panel dnb-transcript-panel");
-  root.append(bar, error, notice, treePanel, modelPanel, transcriptPanel);
+  const comparePanel = h("div", "dnb-panel dnb-compare-panel");
+  root.append(bar, tools, error, notice, treePanel, modelPanel, transcriptPanel, comparePanel);
   el.append(root);
 
   /** @param {string} name "tree", "model" or "transcript" */
@@ -382,6 +545,119 @@ function render({ model, el }) {
     drawDetails();
   }
 
+  // -- find: Python searches every branch; the page walks the hits in drawn order ----
+  /** @type {{ query: string, asked: string, total: number, hits: {id: string, index: number, drawn: string}[], at: number }} */
+  let found = { query: "", asked: "", total: 0, hits: [], at: -1 };
+  /** @type {Set<string>} */ let hitRows = new Set(); // the drawn rows that hold (or stand in for) a hit
+  /** Ask Python for the hits of the query in the box (again, when the tree changed). @param {boolean} [keep] keep the current hit */
+  function sendSearch(keep = false) {
+    const q = findInput.value.trim();
+    if (!q) {
+      found = { query: "", asked: "", total: 0, hits: [], at: -1 };
+      hitRows = new Set();
+      drawFind();
+      paintRows();
+      return;
+    }
+    if (staleReason()) return;
+    found.asked = q;
+    if (!keep) found.at = -1;
+    findCount.textContent = "searching…";
+    model.send({ action: "search", query: q });
+  }
+  /** @param {any} msg Python's {reply: "search"} */
+  function onSearch(msg) {
+    if (msg.query !== found.asked) return; // an answer to an older query
+    const current = found.at >= 0 && found.hits[found.at] ? found.hits[found.at].id : "";
+    const again = msg.query === found.query;
+    found = { query: msg.query, asked: msg.query, total: msg.total, hits: msg.hits || [], at: -1 };
+    hitRows = new Set(found.hits.map((x) => x.drawn || x.id));
+    const keepAt = again && current ? found.hits.findIndex((x) => x.id === current) : -1;
+    if (keepAt >= 0) {
+      found.at = keepAt;
+      drawFind();
+      paintRows();
+    } else go(0);
+  }
+  /** Reveal hit number k (wrapping): scroll its row into view, select it, say where it is. @param {number} k */
+  function go(k) {
+    const n = found.hits.length;
+    if (!n) {
+      found.at = -1;
+      drawFind();
+      paintRows();
+      return;
+    }
+    found.at = ((k % n) + n) % n;
+    const hit = found.hits[found.at];
+    if (model.get("view") !== "tree") setView("tree");
+    if (hit.index >= 0) scrollTo(hit.index);
+    else reveal(hit.drawn || hit.id);
+    select(hit.id);
+    drawFind();
+  }
+  function drawFind() {
+    if (!found.query) findCount.textContent = "";
+    else if (!found.total) findCount.textContent = "no match";
+    else {
+      const more = found.total > found.hits.length ? ` (first ${found.hits.length} listed)` : "";
+      findCount.textContent = `${found.at + 1} of ${found.total}${more}`;
+    }
+    findPrev.disabled = findNext.disabled = found.hits.length < 2;
+  }
+  let findTimer = /** @type {any} */ (null);
+  findInput.addEventListener("input", () => {
+    clearTimeout(findTimer);
+    findTimer = setTimeout(() => sendSearch(), 300);
+  });
+  findInput.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter") return;
+    ev.preventDefault();
+    clearTimeout(findTimer);
+    if (findInput.value.trim() !== found.query) sendSearch();
+    else go(found.at + (ev.shiftKey ? -1 : 1));
+  });
+  findPrev.addEventListener("click", () => go(found.at - 1));
+  findNext.addEventListener("click", () => go(found.at + 1));
+
+  // -- the kind filter: Python lays the tree out again without those entries --------
+  function sendFilter() {
+    const hide = Object.keys(filterBoxes).filter((g) => filterBoxes[g].checked);
+    if (!request("filter", () => JSON.stringify(model.get("hidden") || []) === JSON.stringify(hide) || !!model.get("error"))) return;
+    model.send({ action: "filter", hide });
+  }
+
+  // -- picks for a comparison ---------------------------------------------------------
+  /** @type {string[]} */ let picks = [];
+  /** @param {string} id */
+  function togglePick(id) {
+    picks = picks.includes(id) ? picks.filter((x) => x !== id) : [...picks, id];
+    drawPicks();
+    paintRows();
+    drawDetails();
+  }
+  function drawPicks() {
+    pickCount.textContent = picks.length ? `${picks.length} picked` : "";
+    compareBtn.disabled = picks.length < 2;
+    unpickBtn.hidden = !picks.length;
+  }
+  compareBtn.addEventListener("click", () => {
+    const before = model.get("comparison");
+    if (!request("compare", () => model.get("comparison") !== before || !!model.get("error"))) return;
+    model.send({ action: "compare", ids: picks });
+  });
+  unpickBtn.addEventListener("click", () => {
+    picks = [];
+    drawPicks();
+    paintRows();
+    drawDetails();
+  });
+  function clearComparison() {
+    const before = model.get("comparison");
+    if (!request("clear the comparison", () => model.get("comparison") !== before)) return;
+    model.send({ action: "compare", ids: [] });
+  }
+
   // -- the lines: fetched from Python around what is drawn ------------------------
   /** @param {string} id @returns {Line | undefined} the cached line of entry `id` */
   function lineOf(id) {
@@ -427,6 +703,7 @@ function render({ model, el }) {
     cache.rev = t.rev;
     for (const p of ahead) if (p.rev === t.rev) cache.put(p.start, p.lines);
     ahead = ahead.filter((p) => p.rev > t.rev);
+    if (found.query) sendSearch(true); // the hits' lines moved: ask again, keeping the current hit
     refresh();
   }
   /** Python's replies: lines, and where an entry is. @param {any} msg */
@@ -448,6 +725,8 @@ function render({ model, el }) {
       }
       paintRows();
       drawDetails();
+    } else if (msg.reply === "search") {
+      onSearch(msg);
     } else if (msg.reply === "locate" && msg.rev === tree.rev && msg.id === wantReveal) {
       wantReveal = "";
       if (msg.index >= 0) scrollTo(msg.index);
@@ -473,6 +752,11 @@ function render({ model, el }) {
     if (r.id === at) div.classList.add("dnb-selected");
     if (eph) div.classList.add("dnb-eph");
     if (line.elided) div.classList.add("dnb-elided");
+    if (hitRows.has(r.id)) {
+      div.classList.add("dnb-hit");
+      const cur = found.hits[found.at];
+      if (cur && (cur.drawn || cur.id) === r.id) div.classList.add("dnb-hit-current");
+    }
     div.classList.add(`dnb-type-${r.type}`);
     const indent = h("span", "dnb-indent");
     indent.style.width = `${Math.min(line.depth, MAX_INDENT) * 14}px`;
@@ -486,6 +770,8 @@ function render({ model, el }) {
     const inj = injectionBadge(r);
     if (inj) div.append(inj);
     if (r.id === leaf) div.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
+    const pick = picks.indexOf(r.id);
+    if (pick >= 0) div.append(h("span", "dnb-badge dnb-pickmark", `pick ${pick + 1}`));
     const nb = line.kids > 1 ? line.kids : 0;
     if (nb) div.append(h("span", "dnb-badge dnb-fork", `${nb} branches`));
     if (r.thinking) div.append(h("span", "dnb-badge dnb-think", "thinking"));
@@ -659,6 +945,12 @@ function render({ model, el }) {
       b.addEventListener("click", () => setView(name));
       actions.append(b);
     }
+    const picked = picks.includes(e.id);
+    const pickBtn = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-pick", picked ? "Unpick" : "Pick for compare"));
+    pickBtn.type = "button";
+    pickBtn.title = "Pick two or more entries (replies, or the leaves of branches), then Compare in the bar above.";
+    pickBtn.addEventListener("click", () => togglePick(e.id));
+    actions.append(pickBtn);
     actions.prepend(cont);
     details.append(actions);
   }
@@ -703,7 +995,12 @@ function render({ model, el }) {
       const res = resultBadge(m, `result for ${m.tool_call_id}`);
       if (res) head.append(res);
       if (m.entry_id) head.append(h("span", "dnb-id", short(m.entry_id)));
-      card.append(head, drawBlocks(m.content, true));
+      card.append(head);
+      if (m.role === "tool_result" && (model.get("hidden") || []).includes("tool_result")) {
+        const fold = /** @type {HTMLDetailsElement} */ (h("details", "dnb-fold"));
+        fold.append(h("summary", "", "result (collapsed: tool results are hidden)"), drawBlocks(m.content, true));
+        card.append(fold);
+      } else card.append(drawBlocks(m.content, true));
       modelPanel.append(card);
     });
     transcriptPanel.replaceChildren();
@@ -739,6 +1036,8 @@ function render({ model, el }) {
     treePanel.hidden = view !== "tree";
     modelPanel.hidden = view !== "model";
     transcriptPanel.hidden = view !== "transcript";
+    comparePanel.hidden = view !== "compare";
+    tabButtons.compare.hidden = view !== "compare" && !Object.keys(model.get("comparison") || {}).length;
     if (view === "tree") paintRows();
   }
 
@@ -775,8 +1074,16 @@ function render({ model, el }) {
       lastLeaf = leaf;
       paintRows();
       const views = model.get("views");
-      if (views !== seenViews) drawViews(); // views are redrawn only when Python sent new ones
+      const hidden = model.get("hidden") || [];
+      if (views !== seenViews || hidden !== seenHidden) drawViews(); // views are redrawn only when Python sent new ones
       seenViews = views;
+      seenHidden = hidden;
+      for (const [g, box] of Object.entries(filterBoxes)) box.checked = hidden.includes(g);
+      const comparison = model.get("comparison");
+      if (comparison !== seenComparison) drawCompare(comparePanel, comparison, clearComparison);
+      seenComparison = comparison;
+      drawPicks();
+      drawFind();
       drawDetails();
       drawStatus();
       settle();
@@ -785,7 +1092,7 @@ function render({ model, el }) {
 
   model.on("change:tree", onTree);
   model.on("msg:custom", onCustom);
-  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels"];
+  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden"];
   const handlers = keys.map((k) => {
     const cb = () => refresh();
     model.on(`change:${k}`, cb);
@@ -800,6 +1107,7 @@ function render({ model, el }) {
     if (k0 && k0.statusChanged) k0.statusChanged.disconnect(onStatus);
     if (pending) clearTimeout(pending.timer);
     clearTimeout(linesTimer);
+    clearTimeout(findTimer);
   };
 }
 
