@@ -155,6 +155,12 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     agent stamps how a message was produced: ``settings`` (the sampling
     settings sent) and ``timing`` (``{"ttft_ms", "total_ms"}`` on an
     assistant message, ``{"duration_ms"}`` on a tool result).
+    ``ephemeral_context`` marks a stored message that was sent together with
+    ephemeral input (which is never stored): one item per ephemeral entry,
+    its origin (``""`` when it had none). The agent sets it on the run's
+    user message, so a later replay can say which turns it cannot repeat
+    exactly. Providers are not sent it (their converters send role and
+    content); a callable model sees it on the message.
     """
 
     role: Role
@@ -169,6 +175,7 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     model: str | None = None
     settings: dict[str, Any] | None = None
     timing: dict[str, float] | None = None
+    ephemeral_context: list[str] | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

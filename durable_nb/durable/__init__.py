@@ -10,20 +10,28 @@ agent.run(durable.meta("Answer in French.", origin="skill:fr"),
 from .agent import COMPACT_PROMPT, Agent, RunStream, estimate_tokens, new_session_id
 from .comparison import Comparison, compare
 from .events import Event
-from .inputs import ephemeral, file, image, meta, system, text
+from .fanout import Branch, FanOut
+from .inputs import ephemeral, file, image, mark_ephemeral, meta, system, text
+from .replay import Replay, ReplayFailed
 from .settings import SettingsError, check_settings, read_value
 from .tools import Tool, ToolArgumentsError, ToolError, as_tool, as_tools
+from .variants import Variant, parse_variants
 
 __all__ = [
     "COMPACT_PROMPT",
     "Agent",
+    "Branch",
     "Comparison",
     "Event",
+    "FanOut",
+    "Replay",
+    "ReplayFailed",
     "RunStream",
     "SettingsError",
     "Tool",
     "ToolArgumentsError",
     "ToolError",
+    "Variant",
     "as_tool",
     "as_tools",
     "check_settings",
@@ -32,8 +40,10 @@ __all__ = [
     "estimate_tokens",
     "file",
     "image",
+    "mark_ephemeral",
     "meta",
     "new_session_id",
+    "parse_variants",
     "read_value",
     "system",
     "text",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,10 +38,13 @@ from ..session import (
 from ..session.labels import label_entry, label_of, label_problem
 from .active import ActivePath, RunView
 from .events import Event
+from .fanout import Branch, FanOut, drive
+from .inputs import mark_ephemeral, text
 from .inputs import system as system_entry
-from .inputs import text
-from .settings import check_settings
+from .replay import Replay, ReplayFailed, plan
+from .settings import SettingsError, check_settings
 from .tools import Tool, as_tools, error_text, result_text
+from .variants import Variant, as_variant, names
 
 Publisher = Callable[[Event], object]
 
@@ -99,6 +104,13 @@ class RunStream:
             raise self.error
         return self.messages
 
+    def close(self) -> None:
+        """Stop the run where it is: what was persisted stays, a reply still streaming is not stored."""
+        self.done = True
+        close = getattr(self._events, "close", None)
+        if close is not None:
+            close()
+
 
 class Agent:
     """A durable agent session: an append-only tree of entries in a store.
@@ -143,6 +155,7 @@ class Agent:
         self._by_id: dict[str, Entry] = {}
         self._labels: dict[str, tuple[str, CustomEntry]] = {}  # name -> (target id, its latest label entry)
         self._active = ActivePath(self._by_id)
+        self._lock = threading.RLock()  # commits are serialised (a fan-out's runs commit from threads)
         self.closed = False
         self.tools: list[Callable[..., Any] | Tool] = list(tools or [])
         as_tools(self.tools)  # refuse a bad tool now, not at the first run
@@ -304,7 +317,7 @@ class Agent:
         entry); ``None`` uses the current leaf. O(depth + input).
         """
         leaf = self.leaf_id if at is None else at
-        return model_view(self.path(leaf) + self._prepare(entries, leaf))
+        return model_view(self.path(leaf) + mark_ephemeral(self._prepare(entries, leaf)))
 
     # -- writing ------------------------------------------------------------
 
@@ -337,18 +350,37 @@ class Agent:
         by every model call of this run and never stored.
         """
         self._check_open()
-        model = self._built_model()
+        return self._stream(self._built_model(), entries, tools, settings)
+
+    def _stream(
+        self,
+        model: Model,
+        entries: Sequence[Entry | str],
+        tools: Iterable[Callable[..., Any] | Tool] | None,
+        settings: dict[str, Any] | None,
+    ) -> RunStream:
+        """Check the tools and settings, prepare ``entries`` at the leaf and return the run's stream (see :meth:`run`)."""
         specs = as_tools(self.tools if tools is None else tools)
         used = check_settings({**self.settings, **(settings or {})})
-        prepared = self._prepare(entries)
-        return RunStream(self._run(model, self._active.run_view(prepared), prepared, specs, used))
+        prepared = mark_ephemeral(self._prepare(entries))
+        return RunStream(self._run(model, self._active.run_view(prepared), prepared, specs, used, self.leaf_id))
 
     def _run(
-        self, model: Model, view: RunView, prepared: list[Entry], tools: list[Tool], settings: dict[str, Any]
+        self,
+        model: Model,
+        view: RunView,
+        prepared: list[Entry],
+        tools: list[Tool],
+        settings: dict[str, Any],
+        parent: str,
+        move: bool = True,
     ) -> Iterator[Event]:
-        durable = self._commit(prepared)
+        """The loop of one run on its own chain: each entry's parent is the run's previous entry (``parent``
+        first), whatever the leaf does meanwhile. ``move=False`` (a fan-out's variants) leaves the leaf alone."""
+        durable = self._commit(prepared, move)
+        at = durable[-1].id if durable else parent  # the run's own end
         sid = self.session_id
-        yield Event("agent_start", session_id=sid, leaf_id=self.leaf_id, entries=tuple(durable))
+        yield Event("agent_start", session_id=sid, leaf_id=at, entries=tuple(durable))
         by_name = {t.name: t for t in tools}
         specs = [t.spec() for t in tools]
         produced: list[ai.Message] = []
@@ -385,8 +417,9 @@ class Agent:
                     settings=settings or None,
                     timing={"ttft_ms": _ms(start, first or end), "total_ms": _ms(start, end)},
                 )
-                reply = self._message_entry(final)
-                self._commit([reply])
+                reply = self._message_entry(final, at)
+                self._commit([reply], move)
+                at = reply.id
                 view.add(final)
                 produced.append(final)
                 deltas = []
@@ -396,10 +429,11 @@ class Agent:
                 if not calls:
                     break
                 for call in calls:
-                    yield Event("tool_start", session_id=sid, leaf_id=self.leaf_id, call=call)
+                    yield Event("tool_start", session_id=sid, leaf_id=at, call=call)
                     result, duration = self._call_tool(call, by_name)
-                    entry = self._message_entry(result)
-                    self._commit([entry])
+                    entry = self._message_entry(result, at)
+                    self._commit([entry], move)
+                    at = entry.id
                     view.add(result)
                     produced.append(result)
                     yield Event("message_end", session_id=sid, leaf_id=entry.id, entries=(entry,), message=result)
@@ -417,12 +451,12 @@ class Agent:
         except GeneratorExit:
             raise
         except BaseException as e:
-            yield Event("agent_end", session_id=sid, leaf_id=self.leaf_id, error=e, partial="".join(deltas))
+            yield Event("agent_end", session_id=sid, leaf_id=at, error=e, partial="".join(deltas))
             raise
-        yield Event("agent_end", session_id=sid, leaf_id=self.leaf_id, messages=tuple(produced), stop_reason=stop)
+        yield Event("agent_end", session_id=sid, leaf_id=at, messages=tuple(produced), stop_reason=stop)
 
-    def _message_entry(self, message: ai.Message) -> MessageEntry:
-        return MessageEntry(id=new_id(), parent_id=self.leaf_id, created_at=now(), message=message)
+    def _message_entry(self, message: ai.Message, parent: str) -> MessageEntry:
+        return MessageEntry(id=new_id(), parent_id=parent, created_at=now(), message=message)
 
     def _call_tool(self, call: ai.ToolCall, tools: dict[str, Tool]) -> tuple[ai.Message, float]:
         """Run one tool call; return its tool-result message and the time it took in ms.
@@ -679,6 +713,221 @@ class Agent:
         self._publish(Event("session_compacted", session_id=self.session_id, leaf_id=entry.id, entries=(entry,)))
         return entry
 
+    def replay(
+        self,
+        from_id: str | None = None,
+        model: ModelLike = None,
+        system: str | None = None,
+        *,
+        tools: Iterable[Callable[..., Any] | Tool] | None = None,
+        on_event: Callable[[Event], object] | None = None,
+        **settings: Any,
+    ) -> Replay:
+        """Run the active path's turns again from ``from_id`` on, with another model, system prompt or settings,
+        into a sibling branch; return a :class:`~durable_nb.durable.Replay`.
+
+        ``from_id`` is an entry id, a label or a unique id prefix (see
+        :meth:`resolve`) of an entry on the active path; ``None`` replays the
+        whole path. The input of each turn from there on is copied in order
+        (user messages with their meta entries, system prompts, notes; origins
+        kept) and the model answers it again, tool loop included (``tools``
+        for the replay, else :attr:`tools`). The model's side of the original
+        (replies, tool results) is not copied, nor are labels and compaction
+        entries. ``model`` (``None``: the agent's), ``system`` (replaces
+        every system prompt of the replayed part; ``None``: kept) and
+        ``settings`` (over the settings each original reply was made with)
+        are what changes. The new branch hangs off the parent of the first
+        replayed entry, so it is that entry's sibling and the original stays
+        as it was; the leaf ends on the new branch's end, which gets a label
+        naming what changed (``gpt-4.1@replay2``). Ephemeral input was never
+        stored: a turn that had some (its user message's
+        ``ephemeral_context``) is replayed without it, and
+        :attr:`~durable_nb.durable.Replay.warnings` names it. ``on_event``
+        gets every event of every replayed run.
+
+        Raises :class:`DurableError` (one line) before writing anything for
+        an unknown entry or label, an entry off the active path, nothing to
+        replay (no user message from there on), a model that cannot be built
+        or a bad setting; :class:`~durable_nb.durable.ReplayFailed` when a
+        turn fails midway (its ``result`` holds what was written; the leaf is
+        where it stopped). A ``KeyboardInterrupt`` propagates as is. Cost:
+        one run per turn, O(depth) to plan.
+        """
+        self._check_open()
+        full = self.path()
+        if from_id is None or from_id == "":
+            start = 0
+        else:
+            target = self.resolve(from_id)
+            if not self.on_path(target):
+                raise DurableError(
+                    f"entry {target} is not on the active path: branch to a leaf below it first, "
+                    "or replay from an entry of the active path"
+                )
+            start = next(i for i, e in enumerate(full) if e.id == target)
+        if not full:
+            raise DurableError("nothing to replay: the session has no entries yet")
+        pl = plan(full[start:], full[start].parent_id, drop_system=system is not None)
+        where = f"from {full[start].id}" if start else "on the active path"
+        if not pl.turns:
+            raise DurableError(f"nothing to replay {where}: no user message there to send again")
+        built = build(model) if model is not None else self._built_model()
+        as_tools(self.tools if tools is None else tools)
+        check_settings({**self.settings, **settings})  # a bad setting fails here, before anything is written
+        first_turn = sum(1 for e in full[:start] if is_turn_start(e)) + 1
+        result = Replay(fork_id=pl.fork_id, original_leaf_id=self.leaf_id, warnings=list(pl.skipped))
+        for i, marks in enumerate(pl.ephemeral):
+            if marks:
+                user = pl.turns[i][-1]
+                said = ", ".join(o or "no origin" for o in marks)
+                result.warnings.append(
+                    f"turn {first_turn + i} ({user.id}) was sent {len(marks)} ephemeral "
+                    f"input{'s' if len(marks) != 1 else ''} ({said}) that {'was' if len(marks) == 1 else 'were'} "
+                    f"never stored: replayed without {'it' if len(marks) == 1 else 'them'}"
+                )
+        self.branch(pl.fork_id)
+        try:
+            if system is not None and system != self.system:
+                result.entries += self.append(system_entry(system))
+            for i, group in enumerate(pl.turns):
+                base = self.settings if pl.settings[i] is None else pl.settings[i]
+                for ev in self._stream(built, group, tools, {**(base or {}), **settings}):
+                    if ev.type in ("agent_start", "message_end"):
+                        result.entries += ev.entries
+                    if ev.type == "message_end" and ev.message is not None:
+                        result.messages.append(ev.message)
+                    if on_event is not None:
+                        on_event(ev)
+                result.turns += 1
+            if pl.tail:
+                result.entries += self.append(*pl.tail)
+        except Exception as e:
+            result.leaf_id = self.leaf_id
+            cause = str(e) if isinstance(e, DurableError) else f"{type(e).__name__}: {e}"
+            raise ReplayFailed(
+                f"replay stopped at turn {first_turn + result.turns} ({cause}); the new branch keeps "
+                f"{result.turns} replayed turn{'s' if result.turns != 1 else ''} (leaf {self.leaf_id})",
+                result,
+            ) from e
+        keys = [k for k, given in (("model", model is not None), ("system", system is not None)) if given]
+        keys += list(settings)
+        change = Variant(model=built, system=system, settings=settings, label="" if keys else f"replay{first_turn}")
+        (result.label,) = names([change], f"replay{first_turn}", self.labels(), keys=keys)
+        result.entries.append(self.label(result.label))  # at the new end: the leaf moves onto it
+        result.leaf_id = self.leaf_id
+        return result
+
+    def fan_out(
+        self,
+        *entries: Entry | str,
+        variants: Iterable[Variant | dict[str, Any] | ModelLike],
+        tools: Iterable[Callable[..., Any] | Tool] | None = None,
+        settings: dict[str, Any] | None = None,
+        on_event: Callable[[Branch, Event], object] | None = None,
+    ) -> FanOut:
+        """Run one turn once per variant, each on its own sibling branch, concurrently; return a
+        :class:`~durable_nb.durable.FanOut`.
+
+        ``entries`` is a run's input (as :meth:`run` takes it); its last
+        ordinary user message and what follows it go to every branch, the
+        input before it (meta entries, notes) is stored once, at the leaf,
+        and shared; ephemeral input reaches every variant's model and is
+        never stored. A variant is a model (a name, a callable, a model
+        object) or a dict with ``model``, ``system``, ``label`` and settings
+        (see :mod:`durable_nb.durable.variants`); ``settings`` apply to every
+        variant (a variant's own win). A variant whose system prompt differs
+        from the session's stores it on its branch. Each branch gets a label
+        naming what differs, ``<what>@t<turn>`` (``offline@t3``,
+        ``temperature=1@t3``), unique in the session.
+
+        The variants' model calls and tool calls run in threads at the same
+        time (so their tools must tolerate that); the agent stores their
+        entries one commit at a time. ``on_event(branch, event)`` is called in
+        the caller's thread with each variant's events as they come (``branch``
+        is its :class:`~durable_nb.durable.Branch`, filled so far). A variant
+        that fails ends only its own branch (``Branch.error``; its stored
+        entries stay); the others go on. Afterwards the leaf is on the first
+        variant that replied (in the order given), else at the fork point.
+
+        Raises :class:`DurableError` (one line, naming the variant) before
+        anything is written for no variant, no user message in ``entries``,
+        a model that cannot be built or a bad setting. A
+        ``KeyboardInterrupt`` stops every variant at its next event and
+        propagates. Cost: one thread and one run per variant.
+        """
+        self._check_open()
+        vs = [as_variant(v) for v in variants]
+        if not vs:
+            raise DurableError("fan_out needs at least one variant (a model, or a dict of model/system/settings)")
+        models: list[Model] = []
+        used: list[dict[str, Any]] = []
+        for i, v in enumerate(vs, 1):
+            try:
+                models.append(build(v.model) if v.model is not None else self._built_model())
+                used.append(check_settings({**self.settings, **(settings or {}), **v.settings}))
+            except ModelError as e:
+                raise ModelError(f"variant {i}: {e}") from None
+            except SettingsError as e:
+                raise SettingsError(f"variant {i}: {e}") from None
+        specs = as_tools(self.tools if tools is None else tools)
+        items = [text(e) if isinstance(e, str) else e for e in entries]
+        k = max((i for i, e in enumerate(items) if is_turn_start(e)), default=-1)
+        if k < 0:
+            raise DurableError("fan_out needs the user's message to send (a str or durable.text(...))")
+        shared = self._prepare(items[:k])
+        fork = next((e.id for e in reversed(shared) if not is_ephemeral(e)), self.leaf_id)
+        current = self.system
+        for x in shared:
+            if isinstance(x, MessageEntry) and x.message.role == "system" and not is_ephemeral(x):
+                current = x.message.text()
+        user = items[k]
+        origin = user.message.origin if isinstance(user, MessageEntry) else None
+        runs = []
+        for v in vs:
+            own: list[Entry | str] = list(items[k:])
+            if v.system is not None and v.system != current:
+                sys_entry = system_entry(v.system)
+                sys_entry.message.origin = origin  # the cell's own entry (a re-run finds it)
+                own.insert(0, sys_entry)
+            prepared = mark_ephemeral(self._prepare(own, fork), shared)
+            runs.append((prepared, self._active.run_view(shared + prepared)))
+        turn = sum(1 for e in self.path() if is_turn_start(e)) + 1
+        labels = names([replace(v, model=m) for v, m in zip(vs, models)], f"t{turn}", self.labels())
+        self._commit(shared)
+        out = FanOut(fork_id=fork, branches=[Branch(n, v, i) for i, (n, v) in enumerate(zip(labels, vs))])
+        streams = [
+            RunStream(self._run(m, view, prepared, specs, u, fork, move=False))
+            for m, u, (prepared, view) in zip(models, used, runs)
+        ]
+
+        def receipt(i: int, ev: Event) -> None:
+            b = out.branches[i]
+            if ev.type in ("agent_start", "message_end"):
+                b.entries += ev.entries
+                b.leaf_id = ev.leaf_id
+            if ev.type == "message_end" and ev.message is not None:
+                b.messages.append(ev.message)
+            elif ev.type == "agent_end":
+                b.stop_reason = ev.stop_reason
+            if on_event is not None:
+                on_event(b, ev)
+
+        try:
+            drive(streams, receipt)
+        finally:
+            for b, s in zip(out.branches, streams):
+                b.error = s.error if s.error is not None else (None if s.done else KeyboardInterrupt())
+            ok = [b for b in out.branches if b.ok and b.leaf_id]
+            self.branch(ok[0].leaf_id if ok else fork)
+            out.leaf_id = self.leaf_id
+        for b in ok:  # each branch's label entry goes at its own end
+            self.branch(b.leaf_id)
+            b.entries.append(self.label(b.name))
+            b.leaf_id = self.leaf_id
+        self.branch(ok[0].leaf_id if ok else fork)
+        out.leaf_id = self.leaf_id
+        return out
+
     def close(self) -> None:
         """Close the agent: later runs, appends, branches and compactions are refused."""
         self.closed = True
@@ -711,7 +960,7 @@ class Agent:
                 parent = c.id
         return out
 
-    def _commit(self, entries: list[Entry]) -> list[Entry]:
+    def _commit(self, entries: list[Entry], move: bool = True) -> list[Entry]:
         """The one write path: persist, then remember, then advance the leaf. Returns the durable entries.
 
         ``entries`` come from :meth:`_prepare` (or are built at the leaf the
@@ -720,15 +969,19 @@ class Agent:
         one append; if that raises, nothing changes in memory and the error
         propagates. Then every entry joins the in-memory log (ephemeral ones
         too: they get an id but hang off the leaf, rule R8) and the leaf moves
-        to the last durable entry, growing the cached active path in place.
-        O(len(entries)) beyond the store's own cost.
+        to the last durable entry, growing the cached active path in place
+        (``move=False``: the leaf stays; a fan-out's variants grow branches
+        beside it). Commits are serialised: runs in other threads wait their
+        turn. O(len(entries)) beyond the store's own cost.
         """
         durable = [e for e in entries if not is_ephemeral(e)]
-        if durable:
-            self.store.append_entries(self.session_id, durable)
-        for e in entries:
-            self._remember(e)
-        self._active.extend(durable)
+        with self._lock:
+            if durable:
+                self.store.append_entries(self.session_id, durable)
+            for e in entries:
+                self._remember(e)
+            if move:
+                self._active.extend(durable)
         return durable
 
     def _remember(self, e: Entry) -> None:

@@ -6,11 +6,13 @@ timestamps are left empty: the agent assigns them when it appends.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from .. import ai
 from ..errors import DurableError
-from ..session import MessageEntry
+from ..session import Entry, MessageEntry, is_ephemeral, is_turn_start
 
 
 def text(s: str) -> MessageEntry:
@@ -59,3 +61,27 @@ def ephemeral(entry: MessageEntry | str, origin: str | None = None) -> MessageEn
     """Return a copy of ``entry`` whose message is ephemeral: the model sees it
     for one run; it is never stored and never joins the parent chain."""
     return _inject(entry, ai.Injection.EPHEMERAL, origin)
+
+
+def mark_ephemeral(entries: list[Entry], before: Sequence[Entry] = ()) -> list[Entry]:
+    """Return ``entries`` with the turn's user message marked as sent with the ephemeral input among
+    ``before`` + ``entries`` (its ``ephemeral_context``: one origin, or ``""``, per ephemeral entry).
+
+    The message marked is the last ordinary user message of ``entries`` (else
+    their last durable message). It is replaced by a marked copy (the entry
+    too), so nothing passed in changes; a message already marked so, or no
+    ephemeral input, returns ``entries`` as they are. The agent marks every
+    run's input, so the model gets the very message the store keeps.
+    O(len(before) + len(entries)).
+    """
+    origins = [e.message.origin or "" for e in (*before, *entries) if isinstance(e, MessageEntry) and is_ephemeral(e)]
+    if not origins:
+        return entries
+    durable = [i for i, e in enumerate(entries) if isinstance(e, MessageEntry) and not is_ephemeral(e)]
+    turns = [i for i in durable if is_turn_start(entries[i])]
+    at = turns[-1] if turns else (durable[-1] if durable else -1)
+    target = entries[at] if at >= 0 else None
+    if not isinstance(target, MessageEntry) or target.message.ephemeral_context == origins:
+        return entries
+    marked = msgspec.structs.replace(target.message, ephemeral_context=origins)
+    return [*entries[:at], msgspec.structs.replace(target, message=marked), *entries[at + 1 :]]

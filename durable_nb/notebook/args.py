@@ -26,22 +26,23 @@ from .verbs import VERBS
 KINDS = ("meta", "ephemeral", "note", "system")
 CELL = "cell"  # Option.where: only on a %%durable cell
 ANY = "any"  # Option.where: on the cell and on the line magic
+TURN = (CELL, "replay")  # Option.where: what sends turns (a cell, a replay)
 
 
 @dataclass(frozen=True)
 class Option:
     """One option of the magic: its flag, its help, and where it applies.
 
-    ``where`` is :data:`CELL`, :data:`ANY` or the name of the one verb that
-    takes it (``"compact"`` for ``--keep``); anywhere else it is refused with
-    one line naming its place. ``spec`` holds argparse's keywords
+    ``where`` is :data:`CELL`, :data:`ANY`, the name of the one verb that
+    takes it (``"compact"`` for ``--keep``) or a tuple of such places
+    (:data:`TURN`); anywhere else it is refused with one line naming its place. ``spec`` holds argparse's keywords
     (``action``, ``type``, ``metavar``); the default is a flag
     (``store_true``).
     """
 
     flag: str
     help: str
-    where: str = CELL
+    where: str | tuple[str, ...] = CELL
     spec: dict[str, Any] = field(default_factory=lambda: {"action": "store_true"})
 
     @property
@@ -53,14 +54,44 @@ OPTIONS: tuple[Option, ...] = (
     Option("--meta", "stage this cell as a meta entry (kept, hidden from transcripts)"),
     Option("--ephemeral", "stage this cell as an ephemeral entry (next turn only, never stored)"),
     Option("--note", "append this cell as a note entry (kept, never sent to the model)"),
-    Option("--system", "make this cell the session's system prompt (kept on the active path, sent as system)"),
-    Option("--tools", "the tools for this turn only: notebook functions, comma-separated", spec={"metavar": "A,B"}),
-    Option("--temperature", "sampling temperature for this turn", spec={"metavar": "T"}),
-    Option("--max-tokens", "most tokens the reply may have, this turn", spec={"metavar": "N"}),
+    Option(
+        "--system",
+        "make this cell the session's system prompt (kept on the active path, sent as system); "
+        "replay: --system TEXT replays with that system prompt",
+        where=TURN,
+        spec={"metavar": "TEXT", "nargs": "?", "const": True},
+    ),
+    Option(
+        "--tools",
+        "the tools for this turn only: notebook functions, comma-separated",
+        where=TURN,
+        spec={"metavar": "A,B"},
+    ),
+    Option("--temperature", "sampling temperature for this turn", where=TURN, spec={"metavar": "T"}),
+    Option("--max-tokens", "most tokens the reply may have, this turn", where=TURN, spec={"metavar": "N"}),
     Option(
         "--param",
         "a provider setting for this turn, sent as is (repeatable; VALUE read as JSON when it is JSON)",
+        where=TURN,
         spec={"metavar": "KEY=VALUE", "action": "append"},
+    ),
+    Option(
+        "--models",
+        "fan out: run this turn once per model, each on a sibling branch, at the same time "
+        "(names or notebook functions, comma-separated)",
+        spec={"metavar": "A,B,C"},
+    ),
+    Option(
+        "--variants",
+        'fan out over settings / system prompts: "temperature=0 | temperature=1" '
+        "(| between variants), or a notebook list of dicts",
+        spec={"metavar": "SPEC"},
+    ),
+    Option(
+        "--model",
+        "replay: the model to replay with (a name or a notebook function)",
+        where="replay",
+        spec={"metavar": "M"},
     ),
     Option("--chat", "append at the current leaf even if this cell ran before"),
     Option("--out", "also bind the reply text to the notebook variable VAR", spec={"metavar": "VAR"}),
@@ -79,6 +110,7 @@ Cell magic -- the cell body is the user message; the reply streams below:
 
     %%durable [--meta | --ephemeral | --note | --system] [--chat] [--out VAR] [--no-interpolate] [--dry-run]
               [--tools A,B] [--temperature T] [--max-tokens N] [--param KEY=VALUE]
+              [--models A,B,C] [--variants "temperature=0 | temperature=1"]
 
   A cell tagged (or flagged) `meta` or `ephemeral` does not call the model:
   it stages an injected entry for the next turn. `note` appends a note entry
@@ -90,6 +122,10 @@ Cell magic -- the cell body is the user message; the reply streams below:
   edited cell grows a sibling branch (--chat appends at the leaf instead).
   {{name}} / {{name.attr}} put a notebook variable into the text
   (\\{{name}} is literal). The reply is in `_durable` afterwards.
+  --models / --variants fan the turn out: one sibling branch per variant
+  (both given: every model with every variant), run at the same time, each
+  labelled by what differs (offline@t3); `_durable` is then {label: reply}
+  and the leaf stays on the first variant that replied.
 
 Line magic verbs (a bare %durable is status):
 
@@ -164,6 +200,10 @@ class Call:
     session: str | None = None
     tools: tuple[str, ...] | None = None
     settings: tuple[tuple[str, str], ...] = ()
+    model: str | None = None
+    system: str | None = None
+    models: tuple[str, ...] | None = None
+    variants: str | None = None
 
 
 # names IPython puts in every user namespace (besides _-prefixed ones and builtins)
@@ -193,7 +233,7 @@ def parse(line: str, cell: bool) -> Call:
         if x.startswith("-"):
             raise UsageError(f"unknown option {x}{suggest(x.split('=')[0], FLAGS)}; see %durable? for the options")
     words = [w for w in ns.words + extra]
-    kinds = [k for k in KINDS if getattr(ns, k)]
+    kinds = [k for k in KINDS if getattr(ns, k) is True]  # --system TEXT is a replay's prompt, not a kind
     if len(kinds) > 1:
         raise UsageError(f"choose one of --{' / --'.join(kinds)}: a cell is one kind of entry")
     if ns.out is not None and (not ns.out.isidentifier() or keyword.iskeyword(ns.out)):
@@ -208,6 +248,12 @@ def parse(line: str, cell: bool) -> Call:
             raise UsageError(f"--param needs KEY=VALUE (like --param top_p=0.9), not {p!r}")
         settings.append((key.strip(), value))
     tools = tuple(t.strip() for t in ns.tools.split(",") if t.strip()) if ns.tools is not None else None
+    models = tuple(m.strip() for m in ns.models.split(",") if m.strip()) if ns.models is not None else None
+    if models is not None and not models:
+        raise UsageError("--models needs model names, comma-separated (like --models offline,openai:gpt-4.1-mini)")
+    if ns.variants is not None and not ns.variants.strip():
+        raise UsageError('--variants needs variants, like --variants "temperature=0 | temperature=1"')
+    system_text = ns.system if isinstance(ns.system, str) else None
     if ns.keep is not None and ns.keep < 0:
         raise UsageError("--keep needs a number of turns, 0 or more")
     common = dict(
@@ -220,6 +266,10 @@ def parse(line: str, cell: bool) -> Call:
         session=ns.session,
         tools=tools,
         settings=tuple(settings),
+        model=ns.model,
+        system=system_text,
+        models=models,
+        variants=ns.variants,
     )
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:
@@ -232,6 +282,11 @@ def parse(line: str, cell: bool) -> Call:
             else:
                 hint = "the message goes on the lines below %%durable"
             raise UsageError(f"%%durable takes options only, not {' '.join(words)!r}: {hint}")
+        if system_text is not None:
+            raise UsageError(
+                f"--system takes no text on a cell (the cell is the prompt), not {system_text!r}: "
+                "write %%durable --system and the prompt below it"
+            )
         _check_place(given, CELL)
         return Call(**common)
     verb = words[0] if words else ("dry-run" if ns.dry_run else "status")
@@ -246,14 +301,19 @@ def parse(line: str, cell: bool) -> Call:
     if not v.min_args <= len(args) <= v.max_args:
         raise UsageError(f"usage: %durable {v.usage}")
     _check_place(given, verb)
+    if common["kind"] == "system":
+        raise UsageError('--system needs the prompt to replay with: %durable replay --system "Answer briefly"')
     return Call(verb=verb, args=args, **common)
 
 
 def _check_place(given: list[Option], place: str) -> None:
     """Raise ``UsageError`` for the first option in ``given`` that does not apply at ``place`` (:data:`CELL` or a verb)."""
     for o in given:
-        if o.where in (ANY, place):
+        places = o.where if isinstance(o.where, tuple) else (o.where,)
+        if ANY in places or place in places:
             continue
+        if places == TURN:
+            raise UsageError(f"{o.flag} goes with a turn: a %%durable cell or %durable replay")
         if o.where == CELL:
             raise UsageError(
                 f"{o.flag} applies to a %%durable cell (write %%durable {o.flag} on the cell's first line)"

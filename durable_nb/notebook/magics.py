@@ -26,7 +26,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from traitlets import Float, Unicode, observe
 
-from ..durable import Tool, as_tools, check_settings, read_value
+from ..durable import ReplayFailed, Tool, as_tools, check_settings, parse_variants, read_value
 from ..errors import DurableError
 from ..models.failures import env_secrets, redact
 from ..session import MessageEntry, Store, open_store
@@ -233,17 +233,30 @@ class DurableMagics(Magics):
         if call.interpolate:
             body = interpolate(body, self.shell.user_ns)
         st = self.state
+        fanned = call.models is not None or call.variants is not None
+        if fanned and kind != "turn":
+            raise DurableError(f"--models and --variants fan out a turn; this is a {kind} cell and calls no model")
+        variants = self.variants(call) if fanned else None
         if call.dry_run:
             if kind == "note":
                 raise DurableError("--dry-run previews a turn; a note cell sends nothing")
             msgs, new = st.preview(body, info.origin, call.chat, kind)
             print(dry_run_text(msgs, new, model_label(st.own.model)))
+            if variants is not None:
+                print(
+                    f"fan-out: {plural(len(variants), 'variant', 'variants')}, each on its own branch: "
+                    + "; ".join(
+                        ", ".join(f"{k}={model_label(v) if k == 'model' else v!r}" for k, v in d.items()) or "as is"
+                        for d in variants
+                    )
+                )
             return None
         if (call.tools is not None or call.settings) and kind != "turn":
             raise DurableError(f"--tools and the settings go with a turn; this is a {kind} cell and calls no model")
         tools, settings = None, None
         if kind == "turn":
-            st.check_model()  # a model that cannot start moves nothing and writes nothing
+            if variants is None:
+                st.check_model()  # a model that cannot start moves nothing and writes nothing
             tools = self.resolve_tools(call.tools) if call.tools is not None else self.tool_list()
             settings = self.turn_settings(call)
         st.writable(
@@ -280,7 +293,149 @@ class DurableMagics(Magics):
             e = st.system(body, info.origin)
             print(f"system prompt set: entry {e.id} on the active path; the next turns send it as the system prompt")
             return None
+        if variants is not None:
+            return self._fan_out(st, body, info.origin, call.out, variants, tools, settings)
         return self._turn(st, body, info.origin, call.out, tools, settings)
+
+    # -- fan-out and replay ----------------------------------------------------------
+
+    def model_of(self, name: str) -> Any:
+        """Return the model a magic's word names: a notebook function or model object of that name, else the
+        name itself (``offline``, ``openai:gpt-4.1``: built later). A plain word that is neither is refused in
+        one line, with the nearest notebook function suggested."""
+        ns = self.shell.user_ns if self.shell is not None else {}
+        obj = ns.get(name)
+        if obj is not None and (callable(obj) or hasattr(obj, "stream")):
+            return obj
+        if name.isidentifier() and name not in ("offline", "echo"):
+            callables = [k for k, v in ns.items() if callable(v) and not k.startswith("_")]
+            raise DurableError(
+                f"no model {name!r}{argmod.suggest(name, [*callables, 'offline'])}: a model is offline, "
+                "<provider>:<model> (openai:gpt-4.1-mini) or a function defined in the notebook"
+            )
+        return name
+
+    def variants(self, call: argmod.Call) -> list[dict[str, Any]]:
+        """Return the variants a fan-out cell asks for: ``--models`` × ``--variants`` (either alone works).
+
+        ``--variants`` is a notebook name holding a list of dicts (or models),
+        else the text :func:`~durable_nb.durable.parse_variants` reads. A
+        ``model`` in a variant is read as :meth:`model_of` reads it. Raises
+        ``DurableError`` (one line) for a bad name or spec.
+        """
+        ns = self.shell.user_ns if self.shell is not None else {}
+        rows: list[dict[str, Any]] = [{}]
+        if call.variants is not None:
+            spec = call.variants.strip()
+            if spec.isidentifier() and "=" not in spec:
+                held = ns.get(spec)
+                if not isinstance(held, (list, tuple)) or not held:
+                    raise DurableError(
+                        f"--variants {spec}: {'no' if spec not in ns else 'not a list in'} notebook variable {spec!r}"
+                        f"{argmod.suggest(spec, [k for k in ns if not k.startswith('_')]) if spec not in ns else ''}; "
+                        'give a list of dicts, or write the variants: --variants "temperature=0 | temperature=1"'
+                    )
+                rows = [dict(v) if isinstance(v, dict) else {"model": v} for v in held]
+            else:
+                rows = parse_variants(spec)
+                for r in rows:
+                    if isinstance(r.get("model"), str):
+                        r["model"] = self.model_of(r["model"])
+        if call.models is not None:
+            models = [self.model_of(m) for m in call.models]
+            rows = [{**r, "model": m} for m in models for r in rows]
+        return rows
+
+    def _fan_out(
+        self,
+        st: NotebookSession,
+        body: str,
+        origin: str | None,
+        out: str | None,
+        variants: list[dict[str, Any]],
+        tools: list[Tool] | None,
+        settings: dict[str, Any] | None,
+    ) -> None:
+        in_kernel = getattr(self.shell, "kernel", None) is not None
+        views: list[ReplyView] = []
+        deltas: dict[int, list[str]] = {}
+        partial: dict[int, str] = {}
+
+        def on_event(b, ev) -> None:
+            if not views:  # the turn started (every check passed): one output per variant, in their order
+                for n in range(1, len(variants) + 1):
+                    views.append(ReplyView(in_kernel=in_kernel, throttle=self.throttle, title=f"variant {n}"))
+                    if in_kernel:
+                        views[-1].update("")
+            i = b.index
+            views[i].title = b.name
+            if ev.type == "text_delta":
+                deltas.setdefault(i, []).append(ev.delta)
+                if in_kernel:
+                    views[i].update("".join(deltas[i]))
+            elif ev.type == "message_end" and ev.message is not None and ev.message.role == "assistant":
+                deltas[i] = []
+            elif ev.type == "agent_end":
+                partial[i] = ev.partial
+
+        try:
+            result = st.fan_out(body, origin, variants, on_event=on_event, tools=tools, settings=settings)
+        except KeyboardInterrupt:
+            for i, v in enumerate(views):
+                v.final("".join(deltas.get(i, [])), "interrupted: this partial reply was not saved")
+            raise TurnInterrupted(
+                f"interrupted: every variant stopped; what each stored stays on its branch (leaf {st.own.leaf_id})"
+            ) from None
+        lines, failures = [], []
+        for b in result.branches:
+            if b.index >= len(views):  # a variant that sent no event
+                views.append(ReplyView(in_kernel=in_kernel, throttle=self.throttle))
+            view = views[b.index]
+            view.title = b.name
+            if b.ok:
+                view.final(
+                    b.text, thinking=thinking_of(next((m for m in reversed(b.messages) if m.role == "assistant"), None))
+                )
+                replies = [m for m in b.messages if m.role == "assistant"]
+                took = sum(
+                    (m.timing or {}).get("total_ms", 0) or (m.timing or {}).get("duration_ms", 0) for m in b.messages
+                )
+                model = (replies[-1].model if replies else None) or model_label(b.variant.model or st.own.model)
+                lines.append(
+                    f"— {b.name} · {footer(model, replies, took / 1000)} · {plural(len(b.entries), 'entry', 'entries')}"
+                )
+                continue
+            cause = str(b.error) if isinstance(b.error, DurableError) else f"{type(b.error).__name__}: {b.error}"
+            cause = " ".join(redact(cause, env_secrets()).split())
+            text = partial.get(b.index, "")
+            view.final(text, f"failed: {cause}" + ("; this partial reply was not saved" if text else ""))
+            kept = (
+                f"its message is kept without a reply on its branch ({b.entries[-1].id})"
+                if b.entries and not any(m.role == "assistant" for m in b.messages)
+                else f"what it stored stays on its branch ({plural(len(b.entries), 'entry', 'entries')})"
+            )
+            failures.append((b.name, cause, kept))
+        ok = [b for b in result.branches if b.ok]
+        if not ok:
+            causes = "; ".join(f"{name}: {cause}" for name, cause, _ in failures)
+            raise TurnFailed(
+                f"every variant failed ({causes}); each message is kept without a reply on its branch, "
+                f"the leaf is back at {result.fork_id or 'the root'}; re-run the cell to retry"
+            )
+        for line in lines:
+            print(line)
+        for name, cause, kept in failures:
+            print(f"✗ {name} failed: {cause} — {kept}; the other variants are kept")
+        texts = {b.name: b.text for b in ok}
+        self.shell.user_ns["_durable"] = texts
+        if out:
+            self.shell.user_ns[out] = texts
+        print(
+            f"fan-out of {len(result.branches)} from {result.fork_id or 'the root'}: {len(ok)} replied"
+            + (f", {len(result.failed)} failed" if result.failed else "")
+            + f"; leaf on {ok[0].name} (the first that replied); labels: {', '.join(b.name for b in ok)}"
+        )
+        return None
 
     def _turn(
         self,
@@ -338,6 +493,55 @@ class DurableMagics(Magics):
             f"{plural(turn.written, 'entry', 'entries')} written"
         )
         return None
+
+    def replay(self, call: argmod.Call) -> None:
+        """``%durable replay [ENTRY|LABEL] [--model M] [--system TEXT] [settings]``: run the active path's turns
+        again into a sibling branch, each reply streaming below, then a summary and any warnings."""
+        st = self.state
+        st.writable("replay")
+        model = self.model_of(call.model) if call.model is not None else None
+        tools = self.resolve_tools(call.tools) if call.tools is not None else self.tool_list()
+        settings = {k: read_value(v) for k, v in call.settings}
+        in_kernel = getattr(self.shell, "kernel", None) is not None
+        views: list[ReplyView] = []
+        texts: list[str] = []
+        turns = [0]
+
+        def on_event(ev) -> None:
+            if ev.type == "agent_start":
+                turns[0] += 1
+                user = next((e for e in reversed(ev.entries) if isinstance(e, MessageEntry)), None)
+                said = short(user.message.text()) if user is not None else ""
+                print(f"↻ turn {turns[0]}: {said!r}", flush=True)
+                views.append(ReplyView(in_kernel=in_kernel, throttle=self.throttle))
+                texts.append("")
+            elif ev.type == "text_delta":
+                texts[-1] += ev.delta
+                views[-1].update(texts[-1])
+            elif ev.type == "message_end" and ev.message is not None and ev.message.role == "assistant":
+                views[-1].final(ev.message.text(), thinking=thinking_of(ev.message))
+            elif ev.type == "tool_end":
+                print(tool_line(ev.call, ev.result, ev.duration_ms), flush=True)
+                views.append(ReplyView(in_kernel=in_kernel, throttle=self.throttle))
+                texts.append("")
+
+        try:
+            r = st.replay(call.args[0] if call.args else None, model, call.system, settings, tools, on_event)
+        except ReplayFailed as e:
+            cause = " ".join(redact(str(e), env_secrets()).split())
+            raise TurnFailed(cause) from None
+        except KeyboardInterrupt:
+            raise TurnInterrupted(
+                f"replay interrupted: the turns replayed so far stay on the new branch (leaf {st.own.leaf_id}); "
+                "the original branch is unchanged"
+            ) from None
+        print(
+            f"replayed {plural(r.turns, 'turn', 'turns')} into a new branch from {r.fork_id or 'the root'}: "
+            f"label {r.label}, leaf {r.leaf_id} · {plural(len(r.entries), 'entry', 'entries')} written; "
+            f"the original branch (leaf {r.original_leaf_id}) is unchanged"
+        )
+        for w in r.warnings:
+            print(f"warning: {w}")
 
     @staticmethod
     def _after_failure(st: NotebookSession, turn: Turn, what: str) -> str:

@@ -60,10 +60,11 @@ def _image(self, tokens, idx, options, env) -> str:
     )
 
 
-def reply_bundle(text: str, note: str = "", thinking: Sequence[ai.Thinking] = ()) -> dict[str, str]:
+def reply_bundle(text: str, note: str = "", thinking: Sequence[ai.Thinking] = (), title: str = "") -> dict[str, str]:
     """Return the MIME bundle of a reply: ``text/plain`` and sanitised ``text/html``.
 
-    ``note`` (e.g. "interrupted") is appended in italics, escaped. The
+    ``title`` (a fan-out's branch name) heads it, escaped. ``note`` (e.g.
+    "interrupted") is appended in italics, escaped. The
     reply's ``thinking`` comes first, collapsed: in HTML a closed
     ``<details>`` per block (its text escaped), in plain text one
     ``[thinking · N chars]`` line per block.
@@ -72,6 +73,9 @@ def reply_bundle(text: str, note: str = "", thinking: Sequence[ai.Thinking] = ()
     if note:
         body += f"<p><em>{html.escape(note)}</em></p>"
     plain = "".join(f"[thinking · {_thinking_size(b)}]\n" for b in thinking) + text + (f"\n[{note}]" if note else "")
+    if title:
+        body = f'<div class="durable-variant"><strong>{html.escape(title)}</strong></div>' + body
+        plain = f"── {title} ──\n" + plain
     return {"text/plain": plain, "text/html": f'<div class="durable-reply">{body}</div>'}
 
 
@@ -103,9 +107,10 @@ class ReplyView:
     deltas as they come instead, since there is no handle to update.
     """
 
-    def __init__(self, in_kernel: bool, throttle: float = 0.05) -> None:
+    def __init__(self, in_kernel: bool, throttle: float = 0.05, title: str = "") -> None:
         self.in_kernel = in_kernel
         self.throttle = throttle
+        self.title = title  # heads the reply (a fan-out's branch name); may change while it streams
         self.renders = 0
         self._handle = None
         self._next = 0.0  # no re-render before this time ...
@@ -123,7 +128,7 @@ class ReplyView:
         if self._handle is not None and (len(text) < self._shown * GROWTH or time.monotonic() < self._next):
             return
         start = time.monotonic()
-        self._show(reply_bundle(text))
+        self._show(reply_bundle(text, title=self.title))
         end = time.monotonic()
         self._shown = len(text)
         self._next = end + max(self.throttle, COST_FACTOR * (end - start))
@@ -131,12 +136,13 @@ class ReplyView:
     def final(self, text: str, note: str = "", thinking: Sequence[ai.Thinking] = ()) -> None:
         """Show the complete (or, with ``note``, partial) reply, its ``thinking`` collapsed before it."""
         if not self.in_kernel:
-            print(text[self._printed :] + (f"\n[{note}]" if note else ""), flush=True)
+            head = f"── {self.title} ──\n" if self.title and not self._printed else ""
+            print(head + text[self._printed :] + (f"\n[{note}]" if note else ""), flush=True)
             self._printed = len(text)
             return
-        if not text and not note and not thinking:
+        if not text and not note and not thinking and not self.title:
             return
-        self._show(reply_bundle(text, note, thinking))
+        self._show(reply_bundle(text, note, thinking, self.title))
 
     def _show(self, bundle: dict[str, str]) -> None:
         from IPython.display import display

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import ai, durable
-from ..durable import Agent, Event, new_session_id
+from ..durable import Agent, Branch, Event, FanOut, Replay, new_session_id
 from ..errors import DurableError, SessionExists, SessionNotFound, UnknownEntry
 from ..models import ModelLike
 from ..session import (
@@ -284,9 +284,15 @@ class NotebookSession:
     # -- cells as positions ---------------------------------------------------
 
     def cell_position(self, origin: str | None, chat: bool = False) -> Entry | None:
-        """Return the cell's latest entry if it is on the active path (the cell would rewind before it), else ``None``.
+        """Return the cell's first entry on the active path (the cell would rewind before it), else ``None``.
 
-        ``chat`` or a cell without an origin never rewinds. O(entries appended since the last call).
+        The cell's entry is its latest one (with the entries of the same cell
+        right before it: a fan-out variant's system prompt and message). When
+        that is on a sibling branch of the active path (a fan-out cell: its
+        variants are siblings, the leaf on one of them), the sibling on the
+        path counts. ``chat`` or a cell without an origin never rewinds.
+        O(entries appended since the last call); O(depth) when the cell's
+        latest entry is off the path.
         """
         if chat or not origin:
             return None
@@ -294,7 +300,21 @@ class NotebookSession:
         e = self._cell_entries(agent).get(origin)
         if e is None:
             return None
-        return e if agent.on_path(e.id) else None
+        on_path = agent.on_path(e.id)
+        while e.parent_id:  # the cell's entries right before it (a variant's system prompt) are its too
+            try:
+                parent = agent.entry(e.parent_id)
+            except UnknownEntry:  # an orphan path's gap
+                break
+            if entry_origin(parent) != origin:
+                break
+            e = parent
+        if on_path:
+            return e
+        if e.parent_id and not agent.on_path(e.parent_id):
+            return None
+        sibling = next((x for x in agent.path() if x.parent_id == e.parent_id), None)
+        return sibling if sibling is not None and entry_origin(sibling) == origin else None
 
     def _cell_entries(self, agent: Agent) -> dict[str, Entry]:
         """Return ``{origin: latest durable entry made by it}`` for ``agent`` (what
@@ -392,6 +412,7 @@ class NotebookSession:
                 *(s for s in self.staged if not (origin and s.message.origin == origin)),
                 injected_entry(kind, body or "", origin),
             ]
+        new = durable.mark_ephemeral(new)  # as the run marks it, so the listing finds the same message
         e = self.cell_position(origin, chat)
         return agent.preview(*new, at=e.parent_id if e is not None else None), [
             x.message for x in new if isinstance(x, MessageEntry)
@@ -465,6 +486,80 @@ class NotebookSession:
                 self.sync()
             raise
         return turn
+
+    def fan_out(
+        self,
+        body: str,
+        origin: str | None,
+        variants: list,
+        on_event: Callable[[Branch, Event], object] | None = None,
+        tools: list | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> FanOut:
+        """Run one turn (staged entries + the cell's message) once per variant on sibling branches
+        (:meth:`Agent.fan_out <durable_nb.durable.Agent.fan_out>`); return the :class:`~durable_nb.durable.FanOut`.
+
+        The staged meta entries are stored once, shared by the branches; the
+        staged entries are consumed once the turn started. Widgets are synced
+        after each receipt. When no variant got a reply (all failed, or an
+        interrupt), the ephemeral entries are staged again so a retry sends
+        them; the leaf is then back at the fork point, so the unanswered
+        messages are never sent again unasked. Errors before anything is
+        written (a bad model or setting) consume nothing.
+        """
+        agent = self.writable()
+        staged = list(self.staged)
+        started = False
+
+        def receipt(branch: Branch, ev: Event) -> None:
+            nonlocal started
+            if ev.type == "agent_start" and not started:
+                self.staged, started = [], True
+            if ev.type in ("agent_start", "message_end"):
+                self.sync()
+            if on_event is not None:
+                on_event(branch, ev)
+
+        try:
+            out = agent.fan_out(
+                *self.inputs(body, origin), variants=variants, tools=tools, settings=settings, on_event=receipt
+            )
+        except BaseException:
+            if started:
+                self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+            self.sync()
+            raise
+        if not any(b.messages for b in out.branches):
+            self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+        self.sync()
+        return out
+
+    def replay(
+        self,
+        ref: str | None,
+        model: ModelLike = None,
+        system: str | None = None,
+        settings: dict[str, Any] | None = None,
+        tools: list | None = None,
+        on_event: Callable[[Event], object] | None = None,
+    ) -> Replay:
+        """Replay the active path from the entry ``ref`` names (an id, a label, 4+ characters of an id;
+        ``None``: the whole path) into a sibling branch (:meth:`Agent.replay
+        <durable_nb.durable.Agent.replay>`); return the :class:`~durable_nb.durable.Replay`.
+        Widgets are synced after each receipt; refused while a log is open read-only."""
+        agent = self.writable("replay")
+        start = self.resolve(ref).id if ref is not None else None
+
+        def receipt(ev: Event) -> None:
+            if ev.type in ("agent_start", "message_end"):
+                self.sync()
+            if on_event is not None:
+                on_event(ev)
+
+        try:
+            return agent.replay(start, model, system, tools=tools, on_event=receipt, **(settings or {}))
+        finally:
+            self.sync()
 
     def unanswered(self) -> MessageEntry | None:
         """Return the leaf if it is a cell's user message that was never answered, else ``None``.

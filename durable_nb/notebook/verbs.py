@@ -333,6 +333,16 @@ def compact(m: DurableMagics, call: Call) -> None:
         )
 
 
+@verb(
+    "replay [entry] [--model M] [--system TEXT]",
+    "run the active path's turns again from an entry or label (default: all)\n"
+    "into a sibling branch, with another model, system prompt or settings\n"
+    "(--temperature, --max-tokens, --param too); the original stays",
+)
+def replay(m: DurableMagics, call: Call) -> None:
+    m.replay(call)
+
+
 @verb("model [name]", "show or set the model (offline, openai:..., ...)")
 def model(m: DurableMagics, call: Call) -> None:
     if call.args:

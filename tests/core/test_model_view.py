@@ -26,11 +26,13 @@ def test_each_model_call_gets_exactly_the_model_view_of_the_path_and_the_run_so_
     )
     before = agent.path()
     inputs = [durable.meta("Answer in French.", origin="skill:fr"), durable.ephemeral("Today is Monday."), "four"]
+    # the user's message as stored: marked as sent with one ephemeral input (of no origin)
+    four = ai.Message("user", [ai.Text("four")], ephemeral_context=[""])
     produced: list[ai.Message] = []
     seen = []  # (what the model got, a list copy made at that moment, what it should be)
 
     def model(messages, request):
-        msgs = [e.message for e in inputs[:2]] + [ai.user_message("four")] + produced
+        msgs = [e.message for e in inputs[:2]] + [four] + produced
         expected = split_system(model_view(before + as_entries(msgs)))[1]
         seen.append((messages, list(messages), expected, request.system))
         step = len(seen)
@@ -53,7 +55,7 @@ def test_each_model_call_gets_exactly_the_model_view_of_the_path_and_the_run_so_
         assert system == "Be brief."
         assert copy[0].origin.startswith("compaction:") and [m.text() for m in copy[1:3]] == ["two", "three"]
     first = seen[0][1]
-    assert first[-3:] == [inputs[0].message, inputs[1].message, ai.user_message("four")]
+    assert first[-3:] == [inputs[0].message, inputs[1].message, four]
     repaired = first[first.index(next(m for m in first if m.tool_calls())) + 1]
     assert repaired.role == "tool_result" and repaired.tool_call_id == "k1" and repaired.is_error
 

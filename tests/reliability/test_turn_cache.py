@@ -84,7 +84,7 @@ def test_turn_input_equals_the_recomputed_model_view(ops, seed):
 )
 def test_notebook_cell_positions_match_a_full_scan(tmp_path_factory, cells, seed):
     """The notebook's incremental origin index and ``Agent.on_path`` agree with scanning the whole log."""
-    from durable_nb.notebook.state import NotebookSession, Turn, cell_entry
+    from durable_nb.notebook.state import NotebookSession, Turn
 
     rng = random.Random(seed)
     nb = NotebookSession(tmp_path_factory.mktemp("nb"), "s")
@@ -105,6 +105,26 @@ def test_notebook_cell_positions_match_a_full_scan(tmp_path_factory, cells, seed
         for e in nb.agent.entries():
             assert nb.agent.on_path(e.id) == (e.id in on_path)
         for o in ("cell:c1", "cell:c2", "cell:c3"):
-            full = cell_entry(nb.agent.entries(), o)
-            expected = full if full is not None and full.id in on_path else None
-            assert nb.cell_position(o) is expected
+            assert nb.cell_position(o) is scanned_position(nb.agent.entries(), nb.agent.path(), o)
+
+
+def scanned_position(entries, active, origin):
+    """The cell-as-position rule by scanning everything: the cell's latest entry (with the entries of the same
+    cell right before it) if on the active path; else the entry of that cell the path holds in its place
+    (a sibling: a fan-out's variants, an earlier version of an edited cell); else ``None``."""
+    from durable_nb.notebook.state import cell_entry, entry_origin
+
+    latest = cell_entry(entries, origin)
+    if latest is None:
+        return None
+    by_id = {e.id: e for e in entries}
+    first = latest
+    while first.parent_id in by_id and entry_origin(by_id[first.parent_id]) == origin:
+        first = by_id[first.parent_id]
+    on_path = {e.id for e in active}
+    if latest.id in on_path:
+        return first
+    if first.parent_id and first.parent_id not in on_path:
+        return None
+    there = [e for e in active if e.parent_id == first.parent_id]
+    return there[0] if there and entry_origin(there[0]) == origin else None
