@@ -583,6 +583,8 @@ class SessionWidget(anywidget.AnyWidget):
     labels = traitlets.Dict().tag(sync=True)  # {label name: entry id} (agent.labels()); the page draws names on rows
     comparison = traitlets.Dict().tag(sync=True)  # share.comparison.state of the compared entries ({}: none)
     hidden = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the kind groups the tree hides
+    # Not empty for a log opened read-only (%durable open): what it is a copy of; the header says so.
+    read_only = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         self.agent = agent
@@ -752,7 +754,7 @@ class SessionWidget(anywidget.AnyWidget):
 
         n, k = len(self._layout), fallback.ROWS
         head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
-        state = {k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels")}
+        state = {k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels", "read_only")}
         return {**state, "lines": head, "line_count": n, "entry_count": self._count}
 
     def __repr__(self) -> str:

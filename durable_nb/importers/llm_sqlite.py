@@ -25,7 +25,8 @@ the threads forked from T (recursively). Mapping:
   ``attachment`` → an image (data stored in the database) or a text
   placeholder naming its URL or path; text held as fragments is resolved;
 - a turn's model and token counts go on the assistant message it produced
-  (``model``, ``usage`` ``{"input", "output"}``), its time on the messages it
+  (``model``, ``usage`` ``{"input_tokens", "output_tokens"}``, the keys
+  :mod:`durable_nb.cost` reads), its time on the messages it
   added (a message shared by several turns: the earliest);
 - provider metadata (signatures, encrypted reasoning) → an aside
   ``llm.provider_metadata`` hanging off its message (raw JSON kept);
@@ -394,7 +395,7 @@ def _entries(
     model = None
     if turn is not None and r == "assistant":
         model = turn["resolved_model"] or turn["model"]
-        usage = {k: turn[c] for k, c in (("input", "input_tokens"), ("output", "output_tokens")) if turn[c] is not None}
+        usage = {c: turn[c] for c in ("input_tokens", "output_tokens") if isinstance(turn[c], int)}
     msg = ai.Message(
         role=r,  # type: ignore[arg-type]
         content=[_block(d) for d in parts],
@@ -418,9 +419,3 @@ class ChooseConversation(DurableError):
             f"{path} holds {len(found)} llm conversations: name one (open_session(path, id) or "
             f"%durable open {path.name} ID): {shown}{'; ...' if len(found) > 3 else ''}"
         )
-
-
-def describe(c: Conversation) -> str:
-    """Return one listing line for a conversation: id, date, turns, model, name (forks say so)."""
-    fork = f" (fork of {c.forked_from})" if c.forked_from else ""
-    return f"{c.id}  {c.created_at[:16].replace('T', ' ')}  {c.turns} turn(s)  {c.model or '-'}  {c.name!r}{fork}"

@@ -173,6 +173,17 @@ def _entry(obj: dict[str, Any], root_id: str, named: dict[str, str]) -> list[Ent
     return [custom(f"pi.{t}", obj, id, parent, at)]
 
 
+def _usage(u: Any) -> dict[str, int] | None:
+    """Return pi's integer usage counts, plus ``input_tokens`` / ``output_tokens`` (the names
+    :mod:`durable_nb.cost` reads) for its ``input`` / ``output``."""
+    out = int_usage(u)
+    if out:
+        for ours, theirs in (("input_tokens", "input"), ("output_tokens", "output")):
+            if theirs in out and ours not in out:
+                out[ours] = out[theirs]
+    return out
+
+
 def _custom_message(id: str, parent: str, at: Any, ctype: Any, content: Any, display: Any) -> Entry:
     msg = ai.Message(
         role="user",
@@ -194,7 +205,7 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
         msg = ai.Message(
             role="assistant",
             content=blocks(content),
-            usage=int_usage(m.get("usage")),
+            usage=_usage(m.get("usage")),
             stop_reason=m.get("stopReason") if isinstance(m.get("stopReason"), str) else None,
             model=m.get("model") if isinstance(m.get("model"), str) else None,
         )

@@ -707,8 +707,9 @@ class NotebookSession:
         self.check_model()
         return agent.compact(keep_turns=keep)
 
-    def open(self, ref: str, at: str | None = None):
-        """Open a saved log read-only for inspection: a session id of this store, or a log file's path.
+    def open(self, ref: str, at: str | None = None, conversation: str | None = None):
+        """Open a saved log read-only for inspection: a session id of this store, or a log file's path
+        (``conversation``: which conversation of llm's log database).
 
         ``at`` puts the leaf at that entry (an id or a unique prefix; a
         search hit's entry); else it is where the session resumes. Returns
@@ -731,7 +732,7 @@ class NotebookSession:
                 raise lone_surrogate_error(where) from None
             imported = Imported(agent, "durable_nb", Path(f"{describe(self.store)} session {ref}"))
         elif p.exists() or p.is_symlink() or os.sep in ref:
-            imported = open_session(p)  # a clear error if it is not a readable file
+            imported = open_session(p, conversation)  # a clear error if it is not a readable file
         else:
             raise DurableError(
                 f"no session {ref!r} in {describe(self.store)} and no file {ref!r}; %durable sessions lists them"

@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ai
@@ -132,7 +133,12 @@ def status(m: DurableMagics, call: Call) -> None:
         f"cost     branch   {format_tally(tally(model_messages(a.path())))}",
         f"         session  {format_tally(tally(model_messages(a.entries())))} (all branches)",
     ]
-    if st.inspected is not None and st.inspected.warnings:
+    if st.inspected is not None:
+        lines.insert(
+            1,
+            f"mode     READ-ONLY: an opened {st.inspected.format} log; turns, notes and compaction are refused "
+            "(%durable fork NEW-ID continues it here, %durable close returns)",
+        )
         lines += [f"warning  {w}" for w in st.inspected.warnings]
     print("\n".join(lines))
 
@@ -168,12 +174,32 @@ def use(m: DurableMagics, call: Call) -> None:
 
 
 @verb(
-    "open <id | path> [entry]",
+    "open [id | path] [entry]",
     "inspect a saved session or log read-only (turns refused; fork to continue it)\n"
-    "(at an entry: the leaf is put there, e.g. a search hit; an id, a label or 4+ characters)",
+    "(at an entry: the leaf is put there, e.g. a search hit; an id, a label or 4+ characters)\n"
+    "(llm's database: open <logs.db> <conversation id> [entry]; no argument: the logs found in the usual places)",
+    nargs=(0, 3),
 )
 def open_(m: DurableMagics, call: Call) -> None:
-    imp = m.state.open(call.args[0], call.args[1] if len(call.args) > 1 else None)
+    from ..importers import found
+    from ..importers.llm_sqlite import ChooseConversation, is_sqlite
+
+    if not call.args:
+        print("\n".join(found.listing(found.known_logs())))
+        return
+    ref, rest = call.args[0], list(call.args[1:])
+    llm_db = is_sqlite(Path(ref).expanduser())
+    if len(rest) > (2 if llm_db else 1):
+        raise DurableError(
+            f"too many arguments: %durable open {'<logs.db> <conversation> ' if llm_db else '<id | path> '}[entry]"
+        )
+    conversation = rest.pop(0) if llm_db and rest else None
+    try:
+        imp = m.state.open(ref, rest[0] if rest else None, conversation=conversation)
+    except ChooseConversation as e:
+        print(f"{e.path} holds {len(e.conversations)} llm conversations; %durable open {ref} <id> opens one:")
+        print("\n".join("  " + found.describe_conversation(c) for c in e.conversations))
+        return
     a = imp.agent
     print(
         f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
@@ -448,7 +474,9 @@ def show(m: DurableMagics, call: Call):
         from ..widget import SessionWidget
     except ImportError as e:
         raise DurableError(f"the session widget is unavailable in this install (durable_nb.widget: {e})") from None
-    w = SessionWidget(m.state.agent)  # it registers itself; state.sync() reaches it
+    inspected = m.state.inspected
+    # it registers itself; state.sync() reaches it. An opened log says it is read-only in the header.
+    w = SessionWidget(m.state.agent, read_only=str(inspected.source) if inspected is not None else "")
     if at:
         w.selected_id = at  # the views show that entry; the leaf stays
     return w

@@ -248,7 +248,8 @@ def header(state: dict[str, Any]) -> str:
     leaf = state.get("leaf_id") or ""
     depth = (state.get("views") or {}).get("depth")
     where = f"leaf {_short(leaf)}" + (f" (depth {depth})" if depth is not None and leaf else "")
-    return f"session {state.get('session_id', '')!r} · {n} entries · {where if leaf else 'empty'}"
+    ro = f"read-only copy of {state['read_only']} · " if state.get("read_only") else ""
+    return f"{ro}session {state.get('session_id', '')!r} · {n} entries · {where if leaf else 'empty'}"
 
 
 def html(state: dict[str, Any], limit: int = ROWS) -> str:

@@ -1044,7 +1044,9 @@ function render({ model, el }) {
   function drawStatus() {
     const sel = model.get("selected_id") || "";
     const leaf = model.get("leaf_id") || "";
-    status.textContent = `${model.get("session_id") || ""} · ${tree.entries} entries · leaf ${short(leaf)}${sel ? ` · selected ${short(sel)}` : ""}`;
+    const ro = model.get("read_only") || "";
+    status.textContent = `${ro ? `read-only copy of ${ro} · ` : ""}${model.get("session_id") || ""} · ${tree.entries} entries · leaf ${short(leaf)}${sel ? ` · selected ${short(sel)}` : ""}`;
+    status.classList.toggle("dnb-read-only", !!ro);
     follow.hidden = !sel;
     const err = stale || model.get("error") || "";
     error.textContent = err;
@@ -1092,7 +1094,7 @@ function render({ model, el }) {
 
   model.on("change:tree", onTree);
   model.on("msg:custom", onCustom);
-  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden"];
+  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden", "read_only"];
   const handlers = keys.map((k) => {
     const cb = () => refresh();
     model.on(`change:${k}`, cb);

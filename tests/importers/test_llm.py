@@ -74,7 +74,7 @@ def test_a_conversation_opens_as_a_tree_with_its_fork(logs):
     result = msgs[5]
     assert result.tool_call_id == "call_w1" and result.tool_name == "weather" and _texts(result) == "sunny in Paris"
     # The turn's model and tokens are on the assistant message it produced; every entry has a time.
-    assert msgs[2].model == "echo-local" and msgs[2].usage == {"input": 14, "output": 5}
+    assert msgs[2].model == "echo-local" and msgs[2].usage == {"input_tokens": 14, "output_tokens": 5}
     assert all(e.created_at.endswith("Z") and "T" in e.created_at for e in a.entries())
     # Each thread is a label on its tip: branch to the fork by its id.
     assert a.labels() == {ids.main: a.leaf_id, ids.fork: a.labels()[ids.fork]}
