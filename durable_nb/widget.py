@@ -754,7 +754,9 @@ class SessionWidget(anywidget.AnyWidget):
 
         n, k = len(self._layout), fallback.ROWS
         head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
-        state = {k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels", "read_only")}
+        state = {
+            k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels", "read_only")
+        }
         return {**state, "lines": head, "line_count": n, "entry_count": self._count}
 
     def __repr__(self) -> str:
