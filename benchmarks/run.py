@@ -369,7 +369,8 @@ def cell_row(n: int, tmp: Path, cells: int, source: Path | None = None) -> dict:
 
     Each cell has a new cell id (a new cell at the leaf, the common case).
     The baseline is an empty cell (``pass``) in the same kernel; no widget is
-    displayed. ``source``: a session log of ``n`` entries written before
+    displayed. ``rerun_cell_ms``: the last cell run again with new text (the
+    cell-as-position rule rewinds to before its turn first). ``source``: a session log of ``n`` entries written before
     (copied as session ``bench``) instead of writing one now.
     """
     from jupyter_client.manager import KernelManager
@@ -390,11 +391,19 @@ def cell_row(n: int, tmp: Path, cells: int, source: Path | None = None) -> dict:
         _execute(kc, "%%durable\nwarm up", "warm")
         empty = [_execute(kc, "pass", f"p{i}") for i in range(cells)]
         turn = [_execute(kc, f"%%durable\nturn {i}", f"c{i}") for i in range(cells)]
+        # the last cell again, edited each time: it rewinds to before its turn and grows a sibling there
+        rerun = [_execute(kc, f"%%durable\nturn {cells - 1}, edit {i}", f"c{cells - 1}") for i in range(cells)]
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-    e, t = statistics.median(empty), statistics.median(turn)
-    return {"entries": n, "empty_cell_ms": e * 1e3, "durable_cell_ms": t * 1e3, "overhead_ms": (t - e) * 1e3}
+    e, t, r = statistics.median(empty), statistics.median(turn), statistics.median(rerun)
+    return {
+        "entries": n,
+        "empty_cell_ms": e * 1e3,
+        "durable_cell_ms": t * 1e3,
+        "overhead_ms": (t - e) * 1e3,
+        "rerun_cell_ms": r * 1e3,
+    }
 
 
 def memory_row(n: int, tmp: Path) -> dict:

@@ -23,9 +23,12 @@ part. What is measured, per size:
   ``--rounds`` rounds interleaved across the sizes, the median of the
   rounds), against the 100-entry turn, an empty session's turn, and the
   bare append (the turn's two entries appended directly to the same file);
+  and a retry (the leaf moved back before the turn just run, and a turn
+  there: what an edited or re-run cell does);
 - **%%durable cell in a real kernel**, no widget shown: ``run.py``'s
   ``cell_row`` (a new cell id each time; median), against the 100-entry cell
-  and an empty cell (``pass``) in the same kernel;
+  and an empty cell (``pass``) in the same kernel; and the last cell run
+  again with new text (the cell rewinds to before its turn, then runs);
 - **two writers with fsync**: two processes appending one entry at a time to
   one session with ``JsonlStore(fsync=True)``, total appends per second,
   against one writer alone on the same file.
@@ -131,6 +134,19 @@ def turns_us(agent: durable.Agent, k: int) -> float:
     return statistics.median(times) * 1e6
 
 
+def retries_us(agent: durable.Agent, k: int) -> float:
+    """Return the median µs of ``k`` retries: the leaf moved back before the last turn, and a turn there."""
+    times = []
+    for i in range(k):
+        before = agent.leaf_id
+        agent.run(f"turn {i}").wait()
+        t = time.perf_counter()
+        agent.branch(before)
+        agent.run(f"turn {i}, again").wait()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e6
+
+
 def bare_append_us(store: JsonlStore, leaf: str, k: int) -> tuple[float, str]:
     """Return the median µs of a turn's two appends (user entry, then reply) made directly on the store, and the new leaf."""
     pair = durable_entries(conversation(2))
@@ -154,18 +170,26 @@ def turn_rows(logs: dict[int, Path], tmp: Path, turns: int, rounds: int) -> list
         agent = durable.Agent(model=trivial, store=store, session_id="bench")
         assert len(agent.entries()) == n
         agent.run("warm up").wait()  # the cached view is built once, on the first run after loading
-        agents[n] = (agent, JsonlStore(d), [], [])
+        agents[n] = (agent, JsonlStore(d), [], [], [])
     for _ in range(rounds):  # interleaved, so a busy moment of the machine hits every size alike
-        for agent, store, turn, append in agents.values():
+        for agent, store, turn, append, retry in agents.values():
             turn.append(turns_us(agent, turns))
+            retry.append(retries_us(agent, turns))
             append.append(bare_append_us(store, agent.leaf_id, turns)[0])  # a sibling branch the agent never reads
     rows = [
-        {"entries": n, "turn_us": statistics.median(t), "append_us": statistics.median(a)}
-        for n, (_, _, t, a) in agents.items()
+        {
+            "entries": n,
+            "turn_us": statistics.median(t),
+            "append_us": statistics.median(a),
+            "retry_us": statistics.median(r),
+        }
+        for n, (_, _, t, a, r) in agents.items()
     ]
-    ref = next(r for r in rows if r["entries"] == REFERENCE)["turn_us"]
+    ref_row = next(r for r in rows if r["entries"] == REFERENCE)
+    ref = ref_row["turn_us"]
     empty = rows[0]["turn_us"]
     for r in rows:
+        r["retry_x_reference"] = r["retry_us"] / ref_row["retry_us"]
         r["x_reference"] = r["turn_us"] / ref
         r["x_empty"] = r["turn_us"] / empty
         r["x_append"] = r["turn_us"] / r["append_us"]
@@ -185,6 +209,7 @@ def cell_rows(logs: dict[int, Path], tmp: Path, cells: int) -> list[dict]:
         r["x_reference"] = r["durable_cell_ms"] / ref["durable_cell_ms"]
         r["x_empty_cell"] = r["durable_cell_ms"] / r["empty_cell_ms"]
         r["overhead_x_reference"] = r["overhead_ms"] / ref["overhead_ms"]
+        r["rerun_x_reference"] = r["rerun_cell_ms"] / ref["rerun_cell_ms"]
     return rows
 
 
@@ -261,26 +286,29 @@ def table(res: dict) -> str:
         out += [
             "A turn in process: agent.run(text).wait(), trivial callable model, JsonlStore (median µs)",
             "",
-            f"| entries | turn µs | × {REFERENCE}-entry turn | × empty session | bare append µs | × bare append |",
-            "|---:|---:|---:|---:|---:|---:|",
+            f"| entries | turn µs | × {REFERENCE}-entry turn | × empty session | bare append µs | × bare append "
+            f"| retry µs (branch back + turn) | × {REFERENCE}-entry retry |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in res["turn"]:
             out.append(
                 f"| {r['entries']:,} | {fmt(r['turn_us'])} | {r['x_reference']:.2f} | {r['x_empty']:.2f} "
-                f"| {fmt(r['append_us'])} | {r['x_append']:.2f} |"
+                f"| {fmt(r['append_us'])} | {r['x_append']:.2f} | {fmt(r['retry_us'])} | {r['retry_x_reference']:.2f} |"
             )
         out.append("")
     if res.get("cell"):
         out += [
             "A %%durable cell in a real kernel, offline model, no widget shown (median ms)",
             "",
-            f"| entries | cell ms | × {REFERENCE}-entry cell | empty cell ms | overhead ms | overhead × {REFERENCE} entries |",
-            "|---:|---:|---:|---:|---:|---:|",
+            f"| entries | cell ms | × {REFERENCE}-entry cell | empty cell ms | overhead ms "
+            f"| overhead × {REFERENCE} entries | re-run cell ms (rewind + turn) | × {REFERENCE}-entry re-run |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in res["cell"]:
             out.append(
                 f"| {r['entries']:,} | {fmt(r['durable_cell_ms'])} | {r['x_reference']:.2f} | {fmt(r['empty_cell_ms'])} "
-                f"| {fmt(r['overhead_ms'])} | {r['overhead_x_reference']:.2f} |"
+                f"| {fmt(r['overhead_ms'])} | {r['overhead_x_reference']:.2f} | {fmt(r['rerun_cell_ms'])} "
+                f"| {r['rerun_x_reference']:.2f} |"
             )
         out.append("")
     if res.get("fsync"):

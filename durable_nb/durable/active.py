@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NoReturn, overload
 
 from .. import ai
-from ..session import CompactionEntry, Entry, MessageEntry, ViewBuilder, path, view_builder
+from ..session import CompactionEntry, Entry, MessageEntry, ViewBuilder, latest_compaction, path, view_builder
 
 
 class ActivePath:
     """The entries from the root to ``leaf_id`` and their model view, cached.
 
     The agent's write path calls :meth:`extend` with each chain it appends at
-    the leaf, so a step of a run costs O(1) in the session's size;
-    :meth:`move_to` (branch, reopening) and :meth:`invalidate` (an id that
-    now resolves differently) make the next read recompute once, O(depth).
-    ``by_id`` is the agent's id index, read (never written) here.
+    the leaf, so a step of a run costs O(1) in the session's size. Moving the
+    leaf (:meth:`move_to`: branch, edit, retry, a re-run cell) reuses the
+    cache: the next read walks up from the new leaf only until it meets the
+    cached path, cuts the cache back there and grows it from there, so it
+    costs O(entries left + entries joined); cutting the view back makes one
+    C-speed copy of the first part of its list (the old list stays whole for
+    any view a model still holds) and regrows it from the nearest position
+    where nothing dangled (:meth:`~durable_nb.session.ViewBuilder.mark`).
+    :meth:`invalidate` (an id that now resolves differently), cutting back
+    before the compaction the view applies, or a path that a parent cycle cut
+    short make the next read recompute once, O(depth). ``by_id`` is the
+    agent's id index, read (never written) here.
     """
 
     def __init__(self, by_id: Mapping[str, Entry]) -> None:
@@ -25,11 +34,15 @@ class ActivePath:
         self.leaf_id = ""
         self._for: str | None = None  # the leaf the cache was computed for; None: stale
         self._entries: list[Entry] = []
-        self._ids: set[str] = set()
+        self._index: dict[str, int] = {}  # id -> position on the cached path
+        self._systems: list[int] = []  # positions of the system messages on it, ascending
+        self._whole = True  # the path runs up to its root (a parent cycle did not cut it short)
         self._view: ViewBuilder | None = None
+        self._marks: list[int] = []  # per position: the view's mark right after it (while _view is set)
+        self._floor = -1  # position of the compaction the view applies (-1: none)
 
     def move_to(self, leaf_id: str) -> None:
-        """Make ``leaf_id`` the leaf; the cache is recomputed on the next read. O(1)."""
+        """Make ``leaf_id`` the leaf; the cache follows on the next read (see the class docs). O(1)."""
         self.leaf_id = leaf_id
 
     def invalidate(self) -> None:
@@ -37,27 +50,24 @@ class ActivePath:
         self._for = None
 
     def entries(self) -> list[Entry]:
-        """Return the path, root first (callers must not mutate it). O(1), or O(depth) to refill."""
+        """Return the path, root first (callers must not mutate it). O(1) at the leaf; see the class docs."""
         if self._for != self.leaf_id:
-            self._entries = path(self._by_id, self.leaf_id)
-            self._ids = {e.id for e in self._entries}
-            self._view = None
+            if self._for is None or not self._reuse(self.leaf_id):
+                self._fill(path(self._by_id, self.leaf_id))
             self._for = self.leaf_id
         return self._entries
 
     def __contains__(self, entry_id: object) -> bool:
         self.entries()
-        return entry_id in self._ids
+        return entry_id in self._index
 
     def __len__(self) -> int:
         return len(self.entries())
 
     def system(self) -> str | None:
-        """Return the system prompt's text on the path, or ``None``. O(1), or O(depth) to refill."""
-        self.entries()
-        if self._view is None:
-            self._view = view_builder(self._entries)
-        return self._view.system.text() if self._view.system is not None else None
+        """Return the system prompt's text on the path, or ``None``. O(1), or O(depth) to build the view."""
+        view = self._built()
+        return view.system.text() if view.system is not None else None
 
     def run_view(self, extra: list[Entry]) -> RunView:
         """Return the model view of a run that starts here with input ``extra`` (ephemeral entries included).
@@ -65,12 +75,9 @@ class ActivePath:
         O(len(extra)) when the cached view holds no dangling call and
         ``extra`` no compaction; otherwise O(depth) once.
         """
-        base = self.entries()
         if any(isinstance(e, CompactionEntry) for e in extra):
-            return RunView(view_builder(base + extra), fresh=True)
-        if self._view is None:
-            self._view = view_builder(base)
-        rv = RunView(self._view)
+            return RunView(view_builder(self.entries() + extra), fresh=True)
+        rv = RunView(self._built())
         for e in extra:
             if isinstance(e, MessageEntry):
                 rv.add(e.message)
@@ -86,21 +93,112 @@ class ActivePath:
         if not chain:
             return
         if self._for == self.leaf_id and chain[0].parent_id == self.leaf_id:
-            self._entries.extend(chain)
-            self._ids.update(e.id for e in chain)
-            if self._view is not None:
-                for e in chain:
-                    if isinstance(e, MessageEntry):
-                        self._view.add(e.message)
-                    elif isinstance(e, CompactionEntry):
-                        self._view = None
-                        break
+            self._grow(chain)
             self._for = chain[-1].id
         self.leaf_id = chain[-1].id
 
     def starts_below(self, entry_id: str) -> bool:
         """True when the cached path's root names ``entry_id`` as its parent (an orphan path's gap)."""
         return bool(self._entries) and self._entries[0].parent_id == entry_id
+
+    # -- the cache -------------------------------------------------------------------------
+
+    def _fill(self, entries: list[Entry]) -> None:
+        """Cache ``entries``, a path as :func:`~durable_nb.session.path` gives it, without a view yet. O(len)."""
+        self._entries = entries
+        self._index = {e.id: i for i, e in enumerate(entries)}
+        self._systems = [i for i, e in enumerate(entries) if _is_system(e)]
+        root = entries[0] if entries else None
+        self._whole = root is None or not root.parent_id or root.parent_id not in self._by_id
+        self._drop_view()
+
+    def _drop_view(self) -> None:
+        self._view, self._marks, self._floor = None, [], -1
+
+    def _built(self) -> ViewBuilder:
+        """Return the path's view, building it if needed (O(depth) then)."""
+        entries = self.entries()
+        if self._view is None:
+            self._marks = []
+            self._view = view_builder(entries, self._marks)
+            self._floor = latest_compaction(entries)
+        return self._view
+
+    def _reuse(self, leaf_id: str) -> bool:
+        """Bring the cache to ``leaf_id``'s path: walk up from it to the cached path, cut back there, grow.
+
+        Returns False (changing nothing) when the cached path was cut short by
+        a parent cycle or the walk meets one: :func:`path` then decides.
+        """
+        if not self._whole:
+            return False
+        chain: list[Entry] = []
+        seen: set[str] = set()
+        cur = self._by_id.get(leaf_id) if leaf_id else None
+        while cur is not None and cur.id not in self._index:
+            if cur.id in seen:
+                return False
+            seen.add(cur.id)
+            chain.append(cur)
+            cur = self._by_id.get(cur.parent_id) if cur.parent_id else None
+        self._cut(self._index[cur.id] if cur is not None else -1)
+        chain.reverse()
+        self._grow(chain)
+        return True
+
+    def _cut(self, k: int) -> None:
+        """Keep the first ``k + 1`` positions (``-1``: none), and the view as it was right after position ``k``."""
+        for e in self._entries[k + 1 :]:
+            del self._index[e.id]
+        del self._entries[k + 1 :]
+        while self._systems and self._systems[-1] > k:
+            self._systems.pop()
+        if self._view is None:
+            return
+        if k < self._floor:  # the compaction the view applies is cut off: the view changes wholesale
+            self._drop_view()
+            return
+        j = k
+        while j >= 0 and self._marks[j] < 0:
+            if j <= self._floor:  # no state after the compaction where nothing dangled
+                self._drop_view()
+                return
+            j -= 1
+        cut = ViewBuilder()
+        if j >= 0:
+            cut.out = self._view.out[: self._marks[j]]  # a new list: a view a model holds keeps the old one whole
+            s = bisect.bisect_right(self._systems, j)
+            if s:
+                cut.system = self._entries[self._systems[s - 1]].message  # type: ignore[attr-defined]
+        self._view = cut
+        del self._marks[j + 1 :]
+        for e in self._entries[j + 1 : k + 1]:  # from the clean state back to position k (a few at most)
+            self._add_to_view(e)
+
+    def _grow(self, chain: list[Entry]) -> None:
+        """Append ``chain`` (each entry the child of the one before, the first a child of the last) to the cache."""
+        for e in chain:
+            self._index[e.id] = len(self._entries)
+            if _is_system(e):
+                self._systems.append(len(self._entries))
+            self._entries.append(e)
+            if self._view is not None:
+                self._add_to_view(e)
+
+    def _add_to_view(self, e: Entry) -> None:
+        """Add the entry just appended to the path to the view and record its mark."""
+        view = self._view
+        assert view is not None
+        if isinstance(e, CompactionEntry):  # the view changes wholesale: built again when next needed
+            self._drop_view()
+            return
+        if isinstance(e, MessageEntry):
+            view.add(e.message)
+        self._marks.append(view.mark())
+
+
+def _is_system(e: Entry) -> bool:
+    return isinstance(e, MessageEntry) and e.message.role == "system"
 
 
 class RunView:

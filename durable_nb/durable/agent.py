@@ -229,7 +229,7 @@ class Agent:
         return self._log[start:]
 
     def on_path(self, entry_id: str) -> bool:
-        """True when ``entry_id`` is on the active path. O(1) (O(depth) once after the leaf moved)."""
+        """True when ``entry_id`` is on the active path. O(1) (after the leaf moved, once: O(entries between the old and the new leaf))."""
         return entry_id in self._active
 
     def entry(self, entry_id: str) -> Entry:
@@ -288,7 +288,7 @@ class Agent:
     @property
     def depth(self) -> int:
         """The number of entries on the active path: ``len(self.path())`` without the copy.
-        O(1), or O(depth) once after the leaf moved."""
+        O(1) (after the leaf moved, once: O(entries between the old and the new leaf))."""
         return len(self._active)
 
     @property
@@ -296,7 +296,7 @@ class Agent:
         """The session's system prompt on the active path (the latest system entry), or ``None``.
 
         Set it with ``agent.append(durable.system(text))`` (or as run input).
-        O(1), or O(depth) once after the leaf moved.
+        O(1) (after the leaf moved, once: O(entries between the old and the new leaf)).
         """
         return self._active.system()
 

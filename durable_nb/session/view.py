@@ -41,8 +41,16 @@ def model_view(path: Sequence[Entry]) -> list[ai.Message]:
     return view_builder(path).messages()
 
 
-def view_builder(path: Sequence[Entry]) -> ViewBuilder:
-    """Return a :class:`ViewBuilder` fed with ``path`` (see :func:`model_view`); extend it with :meth:`ViewBuilder.add`. O(len(path))."""
+def view_builder(path: Sequence[Entry], marks: list[int] | None = None) -> ViewBuilder:
+    """Return a :class:`ViewBuilder` fed with ``path`` (see :func:`model_view`); extend it with :meth:`ViewBuilder.add`.
+
+    ``marks``, when given, gets one int per position of ``path``: the
+    builder's :meth:`~ViewBuilder.mark` right after that position, and -1
+    for every position before the latest compaction (leaving the path there
+    drops the compaction, so the view must be built again). A caller that
+    moves its leaf back to a position with a mark rebuilds nothing (see
+    :class:`~durable_nb.durable.active.ActivePath`). O(len(path)).
+    """
     builder = ViewBuilder()
     start = 0
     at = latest_compaction(path)
@@ -52,9 +60,20 @@ def view_builder(path: Sequence[Entry]) -> ViewBuilder:
             if isinstance(e, MessageEntry) and e.message.role == "system":
                 builder.system = e.message
         builder.add(summary_message(path[at]))  # type: ignore[arg-type]
-    for e in path[start:] if start else path:
+    if marks is None:
+        for e in path[start:] if start else path:
+            if isinstance(e, MessageEntry):
+                builder.add(e.message)
+        return builder
+    if at >= 0:
+        for e in path[start:at]:  # kept verbatim, but before the compaction: no mark
+            if isinstance(e, MessageEntry):
+                builder.add(e.message)
+        marks.extend([-1] * at)
+    for e in path[max(at, 0) :]:
         if isinstance(e, MessageEntry):
             builder.add(e.message)
+        marks.append(builder.mark())
     return builder
 
 
@@ -131,6 +150,11 @@ class ViewBuilder:
             out.extend(fill)
             return out
         return out[: self.at] + fill + out[self.at :]
+
+    def mark(self) -> int:
+        """Return ``len(out)`` when nothing dangles (the state is just the first ``len(out)`` messages of
+        :attr:`out` and :attr:`system`, so it can be restored from them), else -1. O(1)."""
+        return len(self.out) if not self.pending and self.at < 0 else -1
 
     def copy(self) -> ViewBuilder:
         """Return an independent copy (O(n): the message list is copied)."""

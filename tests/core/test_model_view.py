@@ -120,3 +120,68 @@ def test_the_view_reads_like_a_list():
     with pytest.raises(IndexError):
         m[3]
     assert m != [m[0]] and m != "abc"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_moving_the_leaf_anywhere_keeps_the_cached_path_and_view_exact(seed):
+    """Random sessions (branches, edits and retries, system prompts, compactions, dangling and answered tool
+    calls, custom and ephemeral entries) against the views computed from scratch: after every step the
+    agent's path is path(log, leaf), its system prompt the latest on the path, and every model call gets
+    exactly split_system(model_view(path before the run + input + what the run produced))."""
+    import random
+
+    from durable_nb.session import CustomEntry, index, is_ephemeral, path
+
+    rng = random.Random(seed)
+    agent = durable.Agent(max_steps=3)
+    calls = []
+
+    def add(a: int) -> int:
+        """Add one."""
+        return a + 1
+
+    def check():
+        assert agent.path() == path(index(agent.entries()), agent.leaf_id)
+        systems = [e.message.text() for e in agent.path() if isinstance(e, MessageEntry) and e.message.role == "system"]
+        assert agent.system == (systems[-1] if systems else None)
+        assert agent.depth == len(agent.path())
+
+    for step in range(120):
+        op = rng.choice(["run", "run", "tools", "branch", "branch", "dangling", "custom", "system", "compact", "eph"])
+        durable_ids = [e.id for e in agent.entries() if not is_ephemeral(e)]
+        if op == "branch":
+            agent.branch(rng.choice(["", *durable_ids]))
+        elif op == "dangling":
+            agent.append(*as_entries([ai.Message("assistant", [ai.ToolCall(f"d{step}", "add", {"a": 1})])]))
+        elif op == "custom":
+            agent.append(CustomEntry(id="", parent_id="", created_at="", kind="note"))
+        elif op == "system":
+            agent.append(durable.system(f"system {step}"))
+        elif op == "compact":
+            on_path = [e.id for e in agent.path()]
+            kept = rng.choice(["", "unknown", *on_path]) if on_path else ""
+            agent.append(CompactionEntry(id="", parent_id="", created_at="", summary=f"s{step}", first_kept_id=kept))
+        else:
+            before = agent.path()
+            inputs = (
+                [durable.ephemeral(f"e{step}"), durable.text(f"u{step}")] if op == "eph" else [durable.text(f"u{step}")]
+            )
+            produced = []
+            plan = [rng.random() < 0.5 for _ in range(3)] if op == "tools" else [False]
+
+            def model(messages, request, inputs=inputs, before=before, produced=produced, plan=plan):
+                msgs = [e.message for e in inputs] + produced
+                system, expected = split_system(model_view(before + as_entries(msgs)))
+                assert list(messages) == expected and request.system == system
+                calls.append(1)
+                n = len(calls)
+                if plan and plan.pop(0):
+                    return ai.Message("assistant", [ai.ToolCall(f"c{n}", "add", {"a": n})])
+                return f"r{n}"
+
+            agent.model = model
+            for ev in agent.run(*inputs, tools=[add]):
+                if ev.type == "message_end" and ev.message.role != "user":
+                    produced.append(ev.message)
+        check()
+    assert len(calls) > 40
