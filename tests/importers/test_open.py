@@ -66,3 +66,23 @@ def test_safe_session_id(given, safe):
 
 def test_safe_session_id_takes_the_first_usable_candidate():
     assert safe_session_id(None, "", "...", "rollout 1") == "rollout-1"
+
+
+def test_an_adopted_session_hands_its_entries_over_once_then_copies():
+    """MemoryStore.adopt_session: the first load is the importer's own objects (no encode, no decode);
+    later loads are copies, with what was appended after them."""
+    from durable_nb import ai
+    from durable_nb.session import MemoryStore, MessageEntry
+
+    entries = [
+        MessageEntry(id="a", message=ai.user_message("hi")),
+        MessageEntry(id="b", parent_id="a", message=ai.assistant_message("yo")),
+    ]
+    store = MemoryStore()
+    store.adopt_session("s", entries)
+    first = store.load_entries("s")
+    assert [e is o for e, o in zip(first, entries)] == [True, True]
+    store.append_entries("s", [MessageEntry(id="c", parent_id="b", message=ai.user_message("more"))])
+    again = store.load_entries("s")
+    assert [e.id for e in again] == ["a", "b", "c"] and not any(e is o for e, o in zip(again, entries))
+    assert again[:2] == entries  # equal copies
