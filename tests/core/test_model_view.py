@@ -166,11 +166,12 @@ def test_moving_the_leaf_anywhere_keeps_the_cached_path_and_view_exact(seed):
             inputs = (
                 [durable.ephemeral(f"e{step}"), durable.text(f"u{step}")] if op == "eph" else [durable.text(f"u{step}")]
             )
-            produced = []
+            produced, stored = [], []  # what the run produced; its input as stored (the user message marked)
             plan = [rng.random() < 0.5 for _ in range(3)] if op == "tools" else [False]
 
-            def model(messages, request, inputs=inputs, before=before, produced=produced, plan=plan):
-                msgs = [e.message for e in inputs] + produced
+            def model(messages, request, inputs=inputs, before=before, produced=produced, stored=stored, plan=plan):
+                kept = iter(stored)
+                msgs = [e.message if is_ephemeral(e) else next(kept).message for e in inputs] + produced
                 system, expected = split_system(model_view(before + as_entries(msgs)))
                 assert list(messages) == expected and request.system == system
                 calls.append(1)
@@ -181,7 +182,9 @@ def test_moving_the_leaf_anywhere_keeps_the_cached_path_and_view_exact(seed):
 
             agent.model = model
             for ev in agent.run(*inputs, tools=[add]):
-                if ev.type == "message_end" and ev.message.role != "user":
+                if ev.type == "agent_start":
+                    stored.extend(ev.entries)
+                elif ev.type == "message_end" and ev.message.role != "user":
                     produced.append(ev.message)
         check()
     assert len(calls) > 40
