@@ -1,16 +1,16 @@
 """The entry tree as the widget draws it: lines in order, kept up to date one entry at a time.
 
     from durable_nb.layout import Layout
-    lay = Layout()
-    for e in entries:
-        lay.add(e.id, e.parent_id, is_ephemeral(e))
-    lay.lines[i]          # the id drawn on line i ("" is the START row)
-    lay.depth[id], lay.mark[id], lay.kids_of(id), lay.position(id)
+    lay = Layout.build(ids, parent_ids, off_chain, hidden, created_at)   # a whole log, O(n)
+    lay.add(entry_id, parent_id, off_chain=False, hidden=False, created_at="")  # then one at a time
+    lay.ids(0, 40)        # the ids drawn on lines 0..39 ("" is the START row)
+    lay.info(entry_id)    # (depth, mark); lay.kids_of(entry_id); lay.position(entry_id)
 
 The one home of the tree's drawing rule (the widget, its static fallback and
-the exported page all use it). Depth-first from each root in log order:
+the exported page all use it). Depth-first from each root:
 
-- ephemeral children hang one level in right under their parent (``"eph"``);
+- entries off the chain (ephemeral messages, asides) hang one level in right
+  under their parent (mark ``"eph"``);
 - a single durable child continues at the same depth (``"cont"``);
 - several durable children each start a branch one level in (``"branch"``);
 - siblings (and roots) in sibling order, the session's one rule
@@ -19,12 +19,14 @@ the exported page all use it). Depth-first from each root in log order:
   under a START row (id ``""``); orphans and cycle members become roots; with
   a duplicate id the first entry keeps it.
 
-:meth:`add` is O(1) in the common case (a child of the leaf, which is drawn
-near the end of its branch), plus a memmove of the line list; a new branch
-point shifts the depth of the subtree that becomes a branch (O(that
-subtree)); a new root, an orphan, an entry whose parent comes later in the
-log or one older than its siblings relays the whole tree out (O(n), rare). :meth:`position` is O(1) for
-lines above the last insertion, O(lines below it) once otherwise.
+Cost: :meth:`build` is O(n) with a few list operations per entry (no object
+per entry). :meth:`add` is O(1) in the common case (a child of the leaf,
+which is drawn near the end of its branch), plus a memmove of the line list;
+a new branch point shifts the depth of the subtree that becomes a branch
+(O(that subtree)); a new root, an orphan, an entry whose parent comes later
+in the log or one older than its siblings lays everything out again (O(n),
+rare). :meth:`position` is O(1) for lines above the last insertion, O(lines
+below it) once otherwise.
 
 ``hidden`` entries (a kind filter) are not drawn: their children hang off
 their nearest drawn ancestor. Pure: no Jupyter, no entries, only ids.
@@ -35,57 +37,118 @@ from __future__ import annotations
 from .session.rules import created_key, sort_siblings
 
 START = ""  # the id of the START row drawn above several root-level entries
+MARKS = ("root", "cont", "branch", "eph")
+ROOT, CONT, BRANCH, EPH = range(4)
 
 
 class Layout:
     """The drawn lines of a tree of ids (see the module doc). ``rev`` counts changes;
-    ``changed_from`` is the first line index changed since :meth:`take_changes`."""
+    :meth:`take_changes` returns the first line index changed since it was last called."""
 
     def __init__(self) -> None:
-        self.lines: list[str] = []  # ids in drawn order
-        self.depth: dict[str, int] = {}
-        self.mark: dict[str, str] = {}  # "root", "cont", "branch", "eph"
-        self.plen: dict[str, int] = {}  # entries from the root of its path (1 for a root), hidden ones counted
-        self._order: list[tuple[str, str, bool, bool]] = []  # (id, parent, ephemeral, hidden) as added
-        self._created: dict[str, str] = {}
-        self._parent: dict[str, str] = {}  # drawn parent ("" for a root)
-        self._alias: dict[str, str] = {}  # hidden id -> its nearest drawn ancestor ("" if none)
-        self._kids: dict[str, list[str]] = {}  # durable drawn children, sibling order
-        self._eph: dict[str, list[str]] = {}
-        self._pos: dict[str, int] = {}
-        self._valid = 0  # self._pos is right for lines[:_valid] (and wherever lines[_pos[id]] == id)
+        # per entry, by log index k (an entry added twice keeps its first k)
+        self._ids: list[str] = []
+        self._k: dict[str, int] = {}
+        self._raw: list[str] = []  # parent id as logged
+        self._off: list[bool] = []
+        self._hidden: list[bool] = []
+        self._created: list[str] = []
+        self._dpar: list[int] = []  # drawn parent (-1: none); for a hidden entry, its nearest drawn ancestor
+        self._depth: list[int] = []
+        self._mark: list[int] = []
+        self._nk: list[int] = []  # durable drawn children
+        self._lastk: list[int] = []  # the last of them in sibling order (-1)
+        self._ne: list[int] = []  # off-chain drawn children
+        self._laste: list[int] = []
+        self._pos: list[int] = []  # line index (right where _lines[_pos[k]] == k)
+        self._lines: list[int] = []  # log indexes in drawn order; -1 is the START row
+        self._valid = 0  # _pos is right for every k in _lines[:_valid]
+        self._start_kids = 0  # durable root-level entries (drawn under START when more than one)
         self.rev = 0
         self.changed_from: int | None = None
 
+    @classmethod
+    def build(
+        cls, ids: list[str], parents: list[str], off: list[bool], hidden: list[bool], created: list[str]
+    ) -> Layout:
+        """Return the layout of a whole log given as parallel lists, in log order. O(n)."""
+        lay = cls()
+        k_of = dict(zip(ids, range(len(ids))))  # at C speed; with duplicate ids the last one wins here
+        if len(k_of) != len(ids):  # duplicate ids: the first entry keeps each
+            first: dict[str, int] = {}
+            for k, i in enumerate(ids):
+                first.setdefault(i, k)
+            firsts = sorted(first.values())
+            ids, parents, created = ([x[k] for k in firsts] for x in (ids, parents, created))
+            off, hidden = ([x[k] for k in firsts] for x in (off, hidden))
+            k_of = dict(zip(ids, range(len(ids))))
+        lay._ids, lay._k, lay._raw, lay._off, lay._hidden, lay._created = ids, k_of, parents, off, hidden, created
+        lay._rebuild()
+        lay.take_changes()
+        return lay
+
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self._lines)
 
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self.depth or entry_id in self._alias
+        return entry_id in self._k
+
+    @property
+    def lines(self) -> list[str]:
+        """Every drawn id in order (``""``: the START row). O(n)."""
+        return self.ids(0, len(self._lines))
+
+    def ids(self, start: int, stop: int) -> list[str]:
+        """Return the ids drawn on lines ``start`` to ``stop`` (``""``: the START row). O(stop - start)."""
+        names = self._ids
+        return [names[k] if k >= 0 else START for k in self._lines[max(0, start) : max(0, stop)]]
+
+    def info(self, entry_id: str) -> tuple[int, str]:
+        """Return ``(depth, mark)`` of a drawn entry (``""``: the START row). O(1)."""
+        if entry_id == START:
+            return 0, "root"
+        k = self._k[entry_id]
+        return self._depth[k], MARKS[self._mark[k]]
 
     def kids_of(self, entry_id: str) -> int:
         """Return how many durable children ``entry_id`` has drawn (for START: durable roots). O(1)."""
-        return len(self._kids.get(entry_id, ()))
+        if entry_id == START:
+            return self._start_kids
+        k = self._k.get(entry_id)
+        return 0 if k is None else self._nk[k]
 
     def drawn(self, entry_id: str) -> str | None:
         """Return the id drawn for ``entry_id`` (itself, or a hidden entry's nearest drawn
         ancestor: ``""`` if none), or ``None`` if unknown. O(1)."""
-        if entry_id in self.depth:
+        k = self._k.get(entry_id)
+        if k is None:
+            return None
+        if not self._hidden[k]:
             return entry_id
-        return self._alias.get(entry_id)
+        up = self._dpar[k]
+        return self._ids[up] if up >= 0 else ""
 
     def position(self, entry_id: str) -> int:
         """Return the line index of ``entry_id`` (``-1`` if it is not drawn). O(1), or
         O(lines below the last insertion) once after an insertion above the end."""
-        if entry_id not in self.depth:
+        if entry_id == START:
+            return 0 if self._lines and self._lines[0] < 0 else -1
+        k = self._k.get(entry_id, -1)
+        if k < 0 or self._hidden[k]:
             return -1
-        p = self._pos.get(entry_id, -1)
-        if 0 <= p < len(self.lines) and self.lines[p] == entry_id:
+        return self._position(k)
+
+    def _position(self, k: int) -> int:
+        p = self._pos[k]
+        lines = self._lines
+        if 0 <= p < len(lines) and lines[p] == k:
             return p
-        for k in range(self._valid, len(self.lines)):
-            self._pos[self.lines[k]] = k
-        self._valid = len(self.lines)
-        return self._pos[entry_id]
+        pos = self._pos
+        for x in range(self._valid, len(lines)):
+            if lines[x] >= 0:
+                pos[lines[x]] = x
+        self._valid = len(lines)
+        return pos[k]
 
     def take_changes(self) -> int | None:
         """Return the first line index changed since the last call (``None``: nothing) and reset it."""
@@ -99,155 +162,206 @@ class Layout:
     # -- adding ------------------------------------------------------------
 
     def add(
-        self, entry_id: str, parent_id: str, ephemeral: bool = False, hidden: bool = False, created_at: str = ""
+        self, entry_id: str, parent_id: str, off_chain: bool = False, hidden: bool = False, created_at: str = ""
     ) -> None:
-        """Add one entry (in log order): ``ephemeral`` hangs off its parent (an ephemeral message, an
-        aside), ``hidden`` is not drawn, ``created_at`` orders siblings. See the module doc for the cost."""
-        if entry_id in self or entry_id == START:
+        """Add one entry (in log order): ``off_chain`` hangs off its parent (an ephemeral message,
+        an aside), ``hidden`` is not drawn, ``created_at`` orders siblings. See the module doc for the cost."""
+        if entry_id in self._k or entry_id == START:
             return  # a duplicate id: the first entry keeps it
-        self._order.append((entry_id, parent_id, ephemeral, hidden))
-        self._created[entry_id] = created_at
-        known = parent_id and parent_id in self
-        self.plen[entry_id] = self.plen[parent_id] + 1 if known else 1
+        k = len(self._ids)
+        self._k[entry_id] = k
+        self._ids.append(entry_id)
+        self._raw.append(parent_id)
+        self._off.append(off_chain)
+        self._hidden.append(hidden)
+        self._created.append(created_at)
+        self._dpar.append(-1)
+        self._depth.append(0)
+        self._mark.append(ROOT)
+        self._nk.append(0)
+        self._lastk.append(-1)
+        self._ne.append(0)
+        self._laste.append(-1)
+        self._pos.append(-1)
+        pk = self._k.get(parent_id, -1) if parent_id else -1
+        if parent_id and pk < 0:  # an orphan (or its parent comes later): lay out again
+            return self._rebuild()
+        dp = pk if pk < 0 or not self._hidden[pk] else self._dpar[pk]
+        self._dpar[k] = dp
         if hidden:
-            self._alias[entry_id] = (self.drawn(parent_id) or "") if known else ""
             return
-        parent = self.drawn(parent_id) if known else None
-        if parent_id and not known:  # an orphan (or its parent comes later): relay out
-            return self._rebuild()
-        if not parent:
-            if self.lines or parent_id:  # a second root, or the child of a hidden root
+        if dp < 0:
+            if self._lines or parent_id:  # a second root, or the child of a hidden root
                 return self._rebuild()
-            self._place(entry_id, "", 0, "root", 0, ephemeral)
+            self._lines.append(k)
+            self._pos[k] = 0
+            if not off_chain:
+                self._start_kids = 1
+            self._changed(0)
             return
-        i = self.position(parent)
-        d = self.depth[parent]
-        lines, depth, mark = self.lines, self.depth, self.mark
+        last = self._laste[dp] if off_chain else self._lastk[dp]
+        if last >= 0 and created_key(created_at) < created_key(self._created[last]):
+            return self._rebuild()  # older than a sibling: not drawn last
+        i = self._position(dp)
+        d = self._depth[dp]
+        lines, depth, mark = self._lines, self._depth, self._mark
+        n = len(lines)
         j = i + 1
-        if not self._sibling_last(parent, entry_id, ephemeral):
-            return self._rebuild()
-        if ephemeral:  # after the parent's other ephemeral children (and whatever hangs off them)
-            while j < len(lines) and (
-                depth[lines[j]] > d + 1
-                or (depth[lines[j]] == d + 1 and mark[lines[j]] == "cont")  # a chain off an ephemeral child
-                or (depth[lines[j]] == d + 1 and mark[lines[j]] == "eph" and self._parent[lines[j]] == parent)
-            ):
-                j += 1
-            self._place(entry_id, parent, d + 1, "eph", j, True)
+        if off_chain:  # after the parent's other off-chain children (and whatever hangs off them)
+            dpar = self._dpar
+            while j < n:
+                x = lines[j]
+                if depth[x] > d + 1 or (depth[x] == d + 1 and (mark[x] == CONT or (mark[x] == EPH and dpar[x] == dp))):
+                    j += 1
+                else:
+                    break
+            self._place(k, d + 1, EPH, j)
+            self._ne[dp] += 1
+            self._laste[dp] = k
             self._changed(i)
             return
-        while j < len(lines) and (depth[lines[j]] > d or (depth[lines[j]] == d and mark[lines[j]] == "cont")):
-            j += 1  # the end of the parent's subtree
-        kids = self._kids.get(parent, [])
-        if not kids:
-            self._place(entry_id, parent, d, "cont", j, False)
+        while j < n:  # the end of the parent's subtree
+            x = lines[j]
+            if depth[x] > d or (depth[x] == d and mark[x] == CONT):
+                j += 1
+            else:
+                break
+        nk = self._nk[dp]
+        if nk == 0:
+            self._place(k, d, CONT, j)
         else:
-            if len(kids) == 1:  # the only child becomes a branch: its subtree moves one level in
-                k = self.position(kids[0])
-                mark[kids[0]] = "branch"
-                for x in range(k, j):
+            if nk == 1:  # the only child becomes a branch: its subtree moves one level in
+                only = self._lastk[dp]
+                mark[only] = BRANCH
+                for x in range(self._position(only), j):
                     depth[lines[x]] += 1
-            self._place(entry_id, parent, d + 1, "branch", j, False)
+            self._place(k, d + 1, BRANCH, j)
+        self._nk[dp] = nk + 1
+        self._lastk[dp] = k
         self._changed(i)
 
-    def _sibling_last(self, parent: str, entry_id: str, ephemeral: bool) -> bool:
-        """True when the new child ``entry_id`` of ``parent`` sorts after its drawn siblings of its
-        kind (the usual case: it is the newest); otherwise the caller relays out. O(1)."""
-        siblings = (self._eph if ephemeral else self._kids).get(parent)
-        if not siblings:
-            return True
-        return created_key(self._created[entry_id]) >= created_key(self._created[siblings[-1]])
-
-    def _place(self, entry_id: str, parent: str, depth: int, mark: str, at: int, ephemeral: bool) -> None:
-        self.depth[entry_id] = depth
-        self.mark[entry_id] = mark
-        self._parent[entry_id] = parent
-        (self._eph if ephemeral else self._kids).setdefault(parent, []).append(entry_id)
-        if at >= len(self.lines):
-            self.lines.append(entry_id)
+    def _place(self, k: int, depth: int, mark: int, at: int) -> None:
+        self._depth[k] = depth
+        self._mark[k] = mark
+        if at >= len(self._lines):
+            self._lines.append(k)
         else:
-            self.lines.insert(at, entry_id)
+            self._lines.insert(at, k)
         self._valid = min(self._valid, at)
-        self._pos[entry_id] = at
+        self._pos[k] = at
         self._changed(at)
 
     def _rebuild(self) -> None:
-        """Lay the whole tree out again from the entries added so far. O(n)."""
-        order = self._order
-        self.lines, self.depth, self.mark, self.plen = [], {}, {}, {}
-        self._parent, self._alias, self._kids, self._eph, self._pos, self._valid = {}, {}, {}, {}, {}, 0
-        ids = {x[0] for x in order}
-        for entry_id, parent_id, _eph, hidden in order:  # plen and the hidden ones' drawn ancestors
-            known = parent_id in ids and parent_id != entry_id and parent_id in self.plen
-            self.plen[entry_id] = self.plen[parent_id] + 1 if known else 1
-            if hidden:
-                self._alias[entry_id] = parent_id if parent_id in ids else ""
-        for h in list(self._alias):
-            chain = {h}
-            up = self._alias[h]
-            while up in self._alias and up not in chain:
-                chain.add(up)
-                up = self._alias[up]
-            self._alias[h] = up if up not in self._alias else ""
-        shown = [x for x in order if not x[3]]
-        shown_ids = {x[0] for x in shown}
-        kids: dict[str, list[str]] = {}
-        eph: dict[str, list[str]] = {}
-        ephemeral = {x[0] for x in shown if x[2]}
-        parent_of: dict[str, str] = {}
-        roots: list[str] = []  # no drawn parent: root-level entries and orphans, in log order
-        top: list[str] = []  # root-level: no parent at all, or only hidden ancestors
-        for entry_id, parent_id, is_eph, _h in shown:
-            p = self._alias.get(parent_id, parent_id) if parent_id else ""
-            if p and p in shown_ids and p != entry_id:
-                parent_of[entry_id] = p
-                (eph if is_eph else kids).setdefault(p, []).append(entry_id)
+        """Lay the whole tree out again from the entries added so far. O(n), a few list operations
+        per entry (a chain, the common shape, takes the shortest path through the walk)."""
+        ids, raw, off, hidden, created = self._ids, self._raw, self._off, self._hidden, self._created
+        k_of = self._k
+        n = len(ids)
+        get = k_of.get
+        pidx = [get(p, -2) if p else -1 for p in raw]  # -1: no parent (root-level), -2: unknown (an orphan)
+        any_hidden = any(hidden)
+        if any_hidden:  # a hidden entry stands for its nearest drawn ancestor
+            for k in range(n):
+                pk = pidx[k]
+                chain = {k}
+                while pk >= 0 and hidden[pk] and pk not in chain:
+                    chain.add(pk)
+                    pk = pidx[pk]
+                pidx[k] = -1 if pk >= 0 and hidden[pk] else pk
+        # children as linked lists in log order (heads filled from the end): no list per entry
+        head_d = [-1] * n
+        head_e = [-1] * n
+        nxt = [-1] * n
+        nk = [0] * n
+        ne = [0] * n
+        roots: list[int] = []
+        for k in range(n - 1, -1, -1):
+            p = pidx[k]
+            if p < 0 or p == k:
+                if not (any_hidden and hidden[k]):
+                    roots.append(k)
+            elif any_hidden and hidden[k]:
                 continue
-            roots.append(entry_id)
-            if not p:
-                top.append(entry_id)
-        created = self._created.__getitem__
-        for siblings in (*kids.values(), *eph.values()):
-            sort_siblings(siblings, created)
-        sort_siblings(roots, created)
-        tops = set(top)
-        top = [r for r in roots if r in tops]
-        seen: set[str] = set()
-        out: list[tuple[str, int, str]] = []
+            elif off[k]:
+                nxt[k] = head_e[p]
+                head_e[p] = k
+                ne[p] += 1
+            else:
+                nxt[k] = head_d[p]
+                head_d[p] = k
+                nk[p] += 1
+        roots.reverse()
+        when = created.__getitem__
 
-        def walk(root: str, depth: int = 0, mark: str = "root") -> None:
-            stack = [(root, depth, mark)]
+        def kids(head: list[int], p: int) -> list[int]:
+            out = []
+            x = head[p]
+            while x >= 0:
+                out.append(x)
+                x = nxt[x]
+            return sort_siblings(out, when)
+
+        depth = [0] * n
+        mark = [ROOT] * n
+        pos = [-1] * n
+        lastk = [-1] * n
+        laste = [-1] * n
+        lines: list[int] = []
+        seen = [False] * n
+
+        def walk(root: int, d0: int, m0: int) -> None:
+            stack = [(root, d0, m0)]
+            pop, push, add = stack.pop, stack.append, lines.append
             while stack:
-                x, dep, mk = stack.pop()
-                if x in seen:
-                    continue
-                seen.add(x)
-                out.append((x, dep, mk))
-                durable = kids.get(x, [])
-                if len(durable) == 1:
-                    stack.append((durable[0], dep, "cont"))
-                else:
-                    stack.extend((k, dep + 1, "branch") for k in reversed(durable))
-                stack.extend((k, dep + 1, "eph") for k in reversed(eph.get(x, ())))
+                k, d, m = pop()
+                while True:
+                    if seen[k]:
+                        break
+                    seen[k] = True
+                    pos[k] = len(lines)
+                    add(k)
+                    depth[k] = d
+                    mark[k] = m
+                    c = nk[k]
+                    if ne[k]:
+                        eph = kids(head_e, k)
+                        laste[k] = eph[-1]
+                        if c == 1:
+                            lastk[k] = head_d[k]
+                            push((head_d[k], d, CONT))
+                        elif c:
+                            durable = kids(head_d, k)
+                            lastk[k] = durable[-1]
+                            stack.extend((x, d + 1, BRANCH) for x in reversed(durable))
+                        stack.extend((x, d + 1, EPH) for x in reversed(eph))
+                        break
+                    if c == 1:  # a chain: go straight on
+                        child = head_d[k]
+                        lastk[k] = child
+                        k, m = child, CONT
+                        continue
+                    if c:
+                        durable = kids(head_d, k)
+                        lastk[k] = durable[-1]
+                        stack.extend((x, d + 1, BRANCH) for x in reversed(durable))
+                    break
 
-        durable_top = [r for r in top if r not in ephemeral]
-        kids[START] = durable_top
-        if len(durable_top) > 1:
-            out.append((START, 0, "root"))
-            for r in top:
-                walk(r, 1, "eph" if r in ephemeral else "branch")
-        for r in roots:
-            walk(r)
-        for entry_id, *_rest in shown:
-            if entry_id not in seen:
-                walk(entry_id)  # a cycle: cut at its first entry in log order
-        for k, (x, dep, mk) in enumerate(out):
-            self.lines.append(x)
-            self.depth[x] = dep
-            self.mark[x] = mk
-            self._pos[x] = k
-            self._parent[x] = parent_of.get(x, "")
-        self._valid = len(out)
-        self._kids = kids
-        self._eph = eph
+        roots = sort_siblings(roots, when)
+        tops = [k for k in roots if pidx[k] == -1]  # root-level (not orphans): branches of START
+        durable_tops = [k for k in tops if not off[k]]
+        self._start_kids = len(durable_tops)
+        if len(durable_tops) > 1:
+            lines.append(-1)
+            for k in tops:
+                walk(k, 1, EPH if off[k] else BRANCH)
+        for k in roots:
+            walk(k, 0, ROOT)
+        drawn = n - sum(hidden) if any_hidden else n
+        if len(lines) - (len(durable_tops) > 1) < drawn:
+            for k in range(n):
+                if not seen[k] and not (any_hidden and hidden[k]):
+                    walk(k, 0, ROOT)  # a cycle: cut at its first entry in log order
+        self._dpar = [p if p >= 0 else -1 for p in pidx]
+        self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste = depth, mark, nk, lastk, ne, laste
+        self._lines, self._pos, self._valid = lines, pos, len(lines)
         self._changed(0)

@@ -101,6 +101,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from . import ai
 from .cost import format_cost, message_cost, tokens
 from .errors import DurableError
 from .layout import START, Layout
@@ -391,6 +392,7 @@ class _Followed:
         self.depth = len(path)
         self.last: Entry | None = path[-1] if path else None
         self.elided = elided_count(path)
+        self.elided_ids = frozenset(e.id for e in path[: self.elided])  # what its latest compaction elides
 
     def move(self, new: int) -> bool:
         """Follow the agent's leaf; ``new``: how many entries were appended since the last call.
@@ -449,25 +451,24 @@ class _Followed:
         )
 
 
-def tree_line(agent: Any, layout: Layout, entry_id: str, elided: int) -> dict[str, Any]:
+def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | frozenset[str]) -> dict[str, Any]:
     """Return the line the page draws for ``entry_id`` of ``layout`` (``""``: the START row).
 
     Keys: ``row`` (:func:`agent_row`), ``depth``, ``mark``, ``kids`` (durable
-    children), ``on`` (on ``agent``'s active path) and ``elided`` (among the
-    first ``elided`` entries of that path, which its latest compaction elides).
-    O(size of the entry), plus O(depth) for a compaction.
+    children), ``on`` (on ``agent``'s active path) and ``elided`` (in ``elided``:
+    the ids its latest compaction elides). O(size of the entry), plus O(depth) for a compaction.
     """
+    depth, mark = layout.info(entry_id)
     if entry_id == START:
         r: dict[str, Any] = {"id": "", "parent_id": "", "type": "start", "preview": START_PREVIEW}
         return {"row": r, "depth": 0, "mark": "root", "kids": layout.kids_of(START), "on": False, "elided": False}
-    on = agent.on_path(entry_id)
     return {
         "row": agent_row(agent, agent.entry(entry_id)),
-        "depth": layout.depth[entry_id],
-        "mark": layout.mark[entry_id],
+        "depth": depth,
+        "mark": mark,
         "kids": layout.kids_of(entry_id),
-        "on": on,
-        "elided": on and layout.plen[entry_id] <= elided,
+        "on": agent.on_path(entry_id),
+        "elided": entry_id in elided,
     }
 
 
@@ -479,11 +480,15 @@ def off_chain(e: Entry) -> bool:
 def agent_layout(agent: Any, hide: Callable[[Entry], bool] | None = None) -> Layout:
     """Return the :class:`~durable_nb.layout.Layout` of ``agent``'s whole log (``hide``: entries
     not drawn). O(n)."""
-    lay = Layout()
-    for e in agent.entries():
-        lay.add(e.id, e.parent_id, off_chain(e), hide is not None and hide(e), e.created_at)
-    lay.take_changes()
-    return lay
+    entries = agent.entries()
+    ids = [e.id for e in entries]
+    parents = [e.parent_id for e in entries]
+    eph = ai.Injection.EPHEMERAL
+    off = [
+        e.message.injected is eph if isinstance(e, MessageEntry) else is_aside(e) for e in entries
+    ]  # off_chain, inlined
+    hidden = [hide(e) for e in entries] if hide is not None else [False] * len(entries)
+    return Layout.build(ids, parents, off, hidden, [e.created_at for e in entries])
 
 
 def kind_group(entry: Entry) -> str:
@@ -740,12 +745,11 @@ class SessionWidget(anywidget.AnyWidget):
 
     def line(self, entry_id: str) -> dict[str, Any]:
         """Return :func:`tree_line` for a drawn entry of this widget's layout. O(size of the entry)."""
-        return tree_line(self.agent, self._layout, entry_id, self._followed.elided)
+        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids)
 
     def lines(self, start: int, stop: int) -> list[dict[str, Any]]:
         """Return :meth:`line` for the layout's lines ``start`` to ``stop`` (at most :data:`MAX_LINES`)."""
-        ids = self._layout.lines[max(0, start) : max(0, min(stop, start + MAX_LINES))]
-        return [self.line(i) for i in ids]
+        return [self.line(i) for i in self._layout.ids(start, min(stop, max(0, start) + MAX_LINES))]
 
     def _static_state(self) -> dict[str, Any]:
         """Return what the static fallback draws (:mod:`durable_nb.share.fallback`): the traits, plus

@@ -60,13 +60,17 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     order; the START row is :data:`START`). O(n)."""
     from ..layout import Layout
 
-    lay = Layout()
     by_id: dict[str, dict[str, Any]] = {}
     for r in rows:
         by_id.setdefault(r["id"], r)
-        off = r.get("injected") == "ephemeral" or bool(r.get("aside"))
-        lay.add(r["id"], r.get("parent_id") or "", off, created_at=str(r.get("created_at") or ""))
-    return [(by_id.get(i, START) if i else START, lay.depth[i], lay.mark[i]) for i in lay.lines]
+    lay = Layout.build(
+        [r["id"] for r in rows],
+        [r.get("parent_id") or "" for r in rows],
+        [r.get("injected") == "ephemeral" or bool(r.get("aside")) for r in rows],
+        [False] * len(rows),
+        [str(r.get("created_at") or "") for r in rows],
+    )
+    return [(by_id[i] if i else START, *lay.info(i)) for i in lay.lines]
 
 
 def _badge(text: str) -> str:

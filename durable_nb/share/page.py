@@ -116,7 +116,9 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
             elided_count(path),  # the widget's `elided` when the page's leaf moves here
         ]
     lay = agent_layout(agent)
-    elided = elided_count(agent.path())
+    path = agent.path()
+    elided = elided_count(path)
+    elided_ids = {e.id for e in path[:elided]}
     leaf_line = lay.position(agent.leaf_id) if agent.leaf_id else -1
     state = {
         "session_id": agent.session_id,
@@ -132,7 +134,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
     }
     return {
         "state": state,
-        "lines": [tree_line(agent, lay, i, elided) for i in lay.lines],
+        "lines": [tree_line(agent, lay, i, elided_ids) for i in lay.lines],
         "items": items,
         "views": views,
         "entries": {i: _elide_blobs(codec.encode(e)) for i, e in by_id.items()},

@@ -220,8 +220,8 @@ def test_the_kept_layout_and_views_equal_fresh_ones_after_every_change(recording
         fresh = agent_layout(a)
         lay = w._layout
         assert lay.lines == fresh.lines
-        assert [(lay.depth[i], lay.mark[i], lay.kids_of(i)) for i in lay.lines] == [
-            (fresh.depth[i], fresh.mark[i], fresh.kids_of(i)) for i in fresh.lines
+        assert [(*lay.info(i), lay.kids_of(i)) for i in lay.lines] == [
+            (*fresh.info(i), fresh.kids_of(i)) for i in fresh.lines
         ]
         assert [lay.position(i) for i in lay.lines] == list(range(len(lay.lines)))
         expected, _ = views_at(a.path(), a.leaf_id, True, w.view_limit)
