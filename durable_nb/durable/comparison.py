@@ -111,14 +111,22 @@ class Comparison:
     diffs: list[RequestDiff]
 
 
-_BOOKKEEPING = {"origin": None, "usage": None, "stop_reason": None, "model": None, "settings": None, "timing": None}
+_BOOKKEEPING = {
+    "origin": None,
+    "usage": None,
+    "stop_reason": None,
+    "model": None,
+    "settings": None,
+    "timing": None,
+    "ephemeral_context": None,  # the mark a replay reads; providers are not sent it
+}
 
 
 def request_key(message: ai.Message) -> bytes:
     """Return the part of ``message`` a provider receives, as canonical JSON bytes: two messages
     with equal keys were sent the same. Role, content blocks (images and files by their bytes),
-    injection, tool-call id and name, error flag; not origin, usage, stop reason, model, settings or
-    timing. O(size of the message)."""
+    injection, tool-call id and name, error flag; not origin, usage, stop reason, model, settings,
+    timing or the ephemeral-context mark. O(size of the message)."""
     bare = msgspec.structs.replace(message, **_BOOKKEEPING)
     return msgspec.json.encode(codec.encode_message(bare), order="sorted")
 

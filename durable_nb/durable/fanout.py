@@ -93,8 +93,10 @@ def drive(streams: Sequence[RunStream], on_event: Callable[[int, Event], object]
     """
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
+    go = threading.Event()  # every thread is started before any runs: a running one would hold up the next start
 
     def work(i: int, stream: RunStream) -> None:
+        go.wait()
         try:
             for ev in stream:
                 if stop.is_set():
@@ -112,6 +114,7 @@ def drive(streams: Sequence[RunStream], on_event: Callable[[int, Event], object]
     ]
     for t in threads:
         t.start()
+    go.set()
     left = len(threads)
     try:
         while left:

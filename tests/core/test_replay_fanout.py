@@ -52,6 +52,9 @@ def test_replay_with_other_settings_is_a_sibling_branch_whose_model_view_equals_
     assert agent.entry(agent.resolve(r.label)) == new[-2] and new[-2].message.role == "assistant"
     reopened = durable.Agent(store=JsonlStore(tmp_path), session_id="s")
     assert [e.id for e in reopened.path()] == [e.id for e in new]  # all of it reached the store
+    # compare sees the same: what differs is the setting, no message
+    (diff,) = durable.compare(agent, original[-1].id, r.label).diffs
+    assert diff.messages == [] and diff.settings == {"temperature": (None, 0.7)} and diff.system is None
 
 
 def test_replay_with_another_model_and_system_prompt_changes_only_those(tmp_path):
@@ -124,6 +127,8 @@ def test_a_turn_that_had_ephemeral_input_is_marked_and_the_replay_names_it(tmp_p
     assert "replayed without it" in r.warnings[0]
     copy = next(e for e in r.entries if isinstance(e, MessageEntry) and e.message.role == "user")
     assert copy.message.ephemeral_context is None  # the replay sent none
+    (diff,) = durable.compare(stored, user.id, copy.id).diffs  # the mark is bookkeeping, not a difference
+    assert diff.messages == [] and diff.same == 1
 
 
 def test_a_replay_that_fails_midway_keeps_what_it_wrote(tmp_path):
