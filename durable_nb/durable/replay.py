@@ -90,8 +90,9 @@ def plan(entries: Sequence[Entry], parent_id: str, drop_system: bool = False) ->
 class Replay:
     """What :meth:`~durable_nb.durable.Agent.replay` did.
 
-    ``leaf_id`` is the new branch's last entry (the agent's leaf after the
-    replay), ``fork_id`` the entry it hangs off (``""``: the root; the
+    ``leaf_id`` is the new branch's last entry, the agent's leaf after the
+    replay: the label entry naming its last reply (before the label is
+    written, e.g. after a failure: the last entry written), ``fork_id`` the entry it hangs off (``""``: the root; the
     original's first replayed entry is its sibling), ``original_leaf_id``
     the original branch's end (untouched), ``entries`` the new entries in
     order, ``messages`` the model's messages among them (replies, tool

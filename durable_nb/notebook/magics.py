@@ -360,6 +360,7 @@ class DurableMagics(Magics):
         views: list[ReplyView] = []
         deltas: dict[int, list[str]] = {}
         partial: dict[int, str] = {}
+        replied: dict[int, str] = {}  # variants whose run ended with a reply stored: its text
 
         def on_event(b, ev) -> None:
             if not views:  # the turn started (every check passed): one output per variant, in their order
@@ -377,12 +378,17 @@ class DurableMagics(Magics):
                 deltas[i] = []
             elif ev.type == "agent_end":
                 partial[i] = ev.partial
+                if ev.error is None:
+                    replied[i] = b.text
 
         try:
             result = st.fan_out(body, origin, variants, on_event=on_event, tools=tools, settings=settings)
         except KeyboardInterrupt:
             for i, v in enumerate(views):
-                v.final("".join(deltas.get(i, [])), "interrupted: this partial reply was not saved")
+                if i in replied:
+                    v.final(replied[i])  # it finished before the stop: stored, on its branch
+                else:
+                    v.final("".join(deltas.get(i, [])), "interrupted: this partial reply was not saved")
             raise TurnInterrupted(
                 f"interrupted: every variant stopped; what each stored stays on its branch (leaf {st.own.leaf_id})"
             ) from None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from kernel import new_cell_id
 
 MODELS = """
@@ -147,3 +149,32 @@ def test_fan_out_mistakes_are_one_line_and_every_variant_failing_is_one_turn_fai
     assert k.run("%durable staged").stdout.startswith(
         "staged   1 for the next turn"
     )  # the ephemeral input is staged again for a retry
+
+
+def test_stopping_a_fan_out_keeps_what_each_variant_stored_and_nothing_after(nb):
+    sid = nb.fresh()
+    k = nb.k
+    k.ok(
+        "import threading, time\n"
+        "released = threading.Event()\n"
+        "def fast(messages):\n    return 'fast done'\n"
+        "def stuck(messages):\n    released.wait(20)\n    return 'too late'"
+    )
+    msg = k.send("%%durable --models fast,stuck\nwait for it", cell_id=new_cell_id())
+    deadline = time.monotonic() + 20
+    while not any(x.get("message", {}).get("content", [{}])[0].get("text") == "fast done" for x in nb.log(sid)[1:]):
+        assert time.monotonic() < deadline, "the fast variant never stored its reply"
+        time.sleep(0.1)
+    k.interrupt()
+    r = k.collect(msg, timeout=30)
+    assert r.status == "error" and r.error["ename"] == "TurnInterrupted", r.error
+    assert r.error["evalue"].startswith("interrupted: every variant stopped; what each stored stays on its branch")
+    shown = [d["data"]["text/plain"] for d in r.displays]
+    assert shown[-2:] == [
+        "── fast@t1 ──\nfast done",
+        "── stuck@t1 ──\n\n[interrupted: this partial reply was not saved]",
+    ]
+    k.ok("released.set(); time.sleep(1)")  # the stuck call returns now, after the stop: its reply is not stored
+    texts = [x["message"]["content"][0]["text"] for x in nb.log(sid)[1:] if x["type"] == "message"]
+    assert texts.count("wait for it") == 2 and "fast done" in texts and "too late" not in texts
+    assert k.run("%durable status").status == "ok"
