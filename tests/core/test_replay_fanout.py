@@ -248,3 +248,14 @@ def test_parse_variants():
     ):
         with pytest.raises(DurableError, match=msg):
             durable.parse_variants(bad)
+
+
+def test_every_store_takes_a_fan_out_s_commits_from_its_threads(store):
+    """The variants commit from their own threads (one at a time): SQLite's connection and PostgreSQL's pool too."""
+    agent = durable.Agent(store=store, session_id="fan")
+    agent.run("hello").wait()
+    out = agent.fan_out("again", variants=["offline", lambda m: "one", lambda m: "two", {"temperature": 1}])
+    assert all(b.ok for b in out.branches), out.failed
+    again = durable.Agent(store=store, session_id="fan")
+    assert sorted(e.id for e in again.entries()) == sorted(e.id for e in agent.entries())
+    assert again.labels() == agent.labels() and len(again.labels()) == 4
