@@ -122,14 +122,22 @@ def model_ref(model: str) -> tuple[str, str | None]:
     return name, None
 
 
-def tally(messages: Iterable[ai.Message]) -> Tally:
+def tally(messages: Iterable[ai.Message], start: Tally | None = None) -> Tally:
     """Return the :class:`Tally` of the assistant messages among ``messages`` (others are skipped).
 
+    ``start`` is a tally to add to (a running total kept as a log grows).
     No assistant message gives ``Tally()`` (cost ``Decimal(0)``: nothing was
     spent). O(messages), plus :func:`message_cost` for each assistant message.
     """
-    tin = tout = priced = unpriced = reported = 0
-    known = Decimal(0)
+    s = start or Tally()
+    tin, tout, priced, unpriced, reported, known = (
+        s.input_tokens,
+        s.output_tokens,
+        s.priced,
+        s.unpriced,
+        s.reported,
+        s.known_cost,
+    )
     for m in messages:
         if m.role != "assistant":
             continue

@@ -33,7 +33,9 @@ renders are lost, so everything the first paint needs is here:
 - ``labels``: ``{name: entry id}`` (:meth:`~durable_nb.durable.Agent.labels`). A label
   can move to an entry whose line the page has cached, so names travel here, not in
   rows; the page draws them on the rows and in the details. A reply's tokens and cost
-  never change, so they are row fields (see :func:`row`).
+  never change, so they are row fields (see :func:`row`). ``session_cost``: tokens and
+  cost of every reply in the session (all branches), kept as a running total
+  (O(new entries) per sync); the views carry the same for the path they are at (``cost``).
 
 **Requests (the page's ``model.send({"action": NAME, ...})``), dispatched by
 the one table** :attr:`SessionWidget.ACTIONS` (action -> method name; each
@@ -102,7 +104,7 @@ import anywidget
 import traitlets
 
 from . import ai
-from .cost import format_cost, message_cost, tokens
+from .cost import Tally, format_cost, format_tally, message_cost, tally, tokens
 from .errors import DurableError
 from .layout import START, Layout
 from .session import (
@@ -331,7 +333,8 @@ def views_at(
     Keys: ``at``, ``following_leaf``, ``depth``, ``model`` and ``transcript``
     (each view's last ``limit`` items within about ``limit * CHARS_PER_ITEM``
     characters), ``model_total`` and ``transcript_total`` (how many there
-    are), ``entry`` (the full entry at ``at``, blobs elided, or ``None``).
+    are), ``entry`` (the full entry at ``at``, blobs elided, or ``None``),
+    ``cost`` (tokens and cost of the replies on the path, :func:`cost_text`).
     Pass one ``memo`` dict to many calls over one session to encode each item
     once: the calls then return the same dict object for the same item.
     O(len(path)) + O(limit).
@@ -341,9 +344,16 @@ def views_at(
     model = model_view(path)
     transcript = transcript_view(path)
     last = path[-1] if path else None
-    return _views(
+    views = _views(
         at, following_leaf, len(path), model, len(model), transcript, len(transcript), last, source, limit, memo
-    ), error
+    )
+    views["cost"] = cost_text(tally(e.message for e in path if isinstance(e, MessageEntry)))
+    return views, error
+
+
+def cost_text(t: Tally) -> str:
+    """Return :func:`~durable_nb.cost.format_tally` of ``t``, or ``""`` when it counts no reply."""
+    return format_tally(t) if t.priced or t.unpriced else ""
 
 
 def _views(
@@ -393,6 +403,7 @@ class _Followed:
         self.last: Entry | None = path[-1] if path else None
         self.elided = elided_count(path)
         self.elided_ids = frozenset(e.id for e in path[: self.elided])  # what its latest compaction elides
+        self.cost = tally(e.message for e in path if isinstance(e, MessageEntry))
 
     def move(self, new: int) -> bool:
         """Follow the agent's leaf; ``new``: how many entries were appended since the last call.
@@ -416,6 +427,7 @@ class _Followed:
             self.reset()
             return False
         chain.reverse()
+        self.cost = tally((e.message for e in chain if isinstance(e, MessageEntry)), self.cost)
         for e in chain:
             if isinstance(e, MessageEntry):
                 self.builder.add(e.message)
@@ -446,9 +458,11 @@ class _Followed:
             if start == 0 and len(body) < limit:
                 model = [b.system, *body]
         tr = self.transcript
-        return _views(
+        views = _views(
             self.leaf, True, self.depth, model, total, tr[-limit:], len(tr), self.last, self.source, limit, memo
         )
+        views["cost"] = cost_text(self.cost)
+        return views
 
 
 def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | frozenset[str]) -> dict[str, Any]:
@@ -586,6 +600,7 @@ class SessionWidget(anywidget.AnyWidget):
     views = traitlets.Dict().tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
     labels = traitlets.Dict().tag(sync=True)  # {label name: entry id} (agent.labels()); the page draws names on rows
+    session_cost = traitlets.Unicode("").tag(sync=True)  # tokens and cost of every reply, all branches (cost_text)
     comparison = traitlets.Dict().tag(sync=True)  # share.comparison.state of the compared entries ({}: none)
     hidden = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the kind groups the tree hides
     # Not empty for a log opened read-only (%durable open): what it is a copy of; the header says so.
@@ -610,6 +625,7 @@ class SessionWidget(anywidget.AnyWidget):
             views=views,
             error=error,
             labels=agent.labels(),
+            session_cost=cost_text(self._session_tally),
             **kwargs,
         )
         self.on_msg(self._on_request)
@@ -623,6 +639,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._followed = _Followed(self.agent)
+        self._session_tally = tally(e.message for e in entries if isinstance(e, MessageEntry))
         self._rev = getattr(self, "_rev", 0) + 1
 
     def _tree_state(self, changed_from: int) -> dict[str, Any]:
@@ -678,6 +695,9 @@ class SessionWidget(anywidget.AnyWidget):
                 self._count += len(new)
                 if new:
                     self._last_id = new[-1].id
+                    self._session_tally = tally(
+                        (e.message for e in new if isinstance(e, MessageEntry)), self._session_tally
+                    )
                 changed = self._layout.take_changes()
                 elided = self._followed.elided
                 if not self._followed.move(len(new)) or self._followed.elided != elided:
@@ -691,6 +711,7 @@ class SessionWidget(anywidget.AnyWidget):
             self.leaf_id = agent.leaf_id
             self.elided = self._followed.elided
             self.labels = agent.labels()  # O(labels); sent only when it changed
+            self.session_cost = cost_text(self._session_tally)
             self._update_views()
 
     def _push(self, changed: int, leaf_line: int) -> None:
@@ -759,7 +780,8 @@ class SessionWidget(anywidget.AnyWidget):
         n, k = len(self._layout), fallback.ROWS
         head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
         state = {
-            k: getattr(self, k) for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels", "read_only")
+            k: getattr(self, k)
+            for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels", "read_only", "session_cost")
         }
         return {**state, "lines": head, "line_count": n, "entry_count": self._count}
 

@@ -34,8 +34,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from ..session import codec, elided_count, is_ephemeral
-from ..widget import VIEW_LIMIT, _asset, _elide_blobs, agent_layout, tree_line, views_at
+from ..cost import tally
+from ..session import MessageEntry, codec, elided_count, is_ephemeral
+from ..widget import VIEW_LIMIT, _asset, _elide_blobs, agent_layout, cost_text, tree_line, views_at
 from . import fallback
 
 VIEW_BUDGET = 200_000  # path entries walked (sum of depths) to embed views: about 1 s here, and all of a few-hundred-entry session
@@ -77,7 +78,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
     view, ...), ``lines`` (every line of the tree as the widget's page fetches them, with the
     active path of the exported leaf; ``static/export.js`` answers the page's requests from them),
     ``items`` (each distinct view item and entry, once), ``views`` (``{id: [model
-    refs, model total, transcript refs, transcript total, depth, elided count]}`` for the
+    refs, model total, transcript refs, transcript total, depth, elided count, cost]}`` for the
     embedded entries),
     ``entries`` (``{id: full encoding}`` of every entry, blobs elided) and ``notes``.
 
@@ -114,6 +115,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
             v["transcript_total"],
             v["depth"],
             elided_count(path),  # the widget's `elided` when the page's leaf moves here
+            v["cost"],
         ]
     lay = agent_layout(agent)
     path = agent.path()
@@ -131,6 +133,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         "views": {},
         "error": "",
         "labels": agent.labels(),
+        "session_cost": cost_text(tally(e.message for e in entries if isinstance(e, MessageEntry))),
     }
     return {
         "state": state,

@@ -64,9 +64,9 @@
     const v = data.views[at];
     const entry = data.entries[at] || null;
     if (!v) return { at, following_leaf: following, depth: 0, model: [], model_total: 0, transcript: [], transcript_total: 0, entry };
-    const [model, modelTotal, transcript, transcriptTotal, depth] = v;
+    const [model, modelTotal, transcript, transcriptTotal, depth, , cost] = v;
     const take = (/** @type {number[]} */ refs) => refs.slice(-Math.max(1, limit)).map((i) => items[i]);
-    return { at, following_leaf: following, depth, model: take(model), model_total: modelTotal, transcript: take(transcript), transcript_total: transcriptTotal, entry };
+    return { at, following_leaf: following, depth, model: take(model), model_total: modelTotal, transcript: take(transcript), transcript_total: transcriptTotal, entry, cost: cost || "" };
   }
 
   function update() {

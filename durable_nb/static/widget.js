@@ -421,6 +421,8 @@ function render({ model, el }) {
   compareBtn.title = "Compare the picked entries side by side (pick them in an entry's details)";
   pickBar.append(pickCount, compareBtn, unpickBtn);
   tools.append(find, filter, pickBar);
+  const costLine = h("div", "dnb-costline"); // tokens and cost: the views' path and the whole session (Python's sums)
+  costLine.hidden = true;
   const error = h("div", "dnb-error");
   const notice = h("div", "dnb-notice");
   notice.hidden = true;
@@ -441,7 +443,7 @@ function render({ model, el }) {
   const modelPanel = h("div", "dnb-panel dnb-model-panel");
   const transcriptPanel = h("div", "dnb-panel dnb-transcript-panel");
   const comparePanel = h("div", "dnb-panel dnb-compare-panel");
-  root.append(bar, tools, error, notice, treePanel, modelPanel, transcriptPanel, comparePanel);
+  root.append(bar, tools, costLine, error, notice, treePanel, modelPanel, transcriptPanel, comparePanel);
   el.append(root);
 
   /** @param {string} name "tree", "model" or "transcript" */
@@ -1048,6 +1050,10 @@ function render({ model, el }) {
     status.textContent = `${ro ? `read-only copy of ${ro} · ` : ""}${model.get("session_id") || ""} · ${tree.entries} entries · leaf ${short(leaf)}${sel ? ` · selected ${short(sel)}` : ""}`;
     status.classList.toggle("dnb-read-only", !!ro);
     follow.hidden = !sel;
+    const whole = model.get("session_cost") || "";
+    const here = (model.get("views") || {}).cost || "no replies";
+    costLine.textContent = whole ? `tokens and cost · this branch${sel ? " up to the selected entry" : ""}: ${here} · whole session: ${whole}` : "";
+    costLine.hidden = !whole;
     const err = stale || model.get("error") || "";
     error.textContent = err;
     error.hidden = !err;
@@ -1094,7 +1100,7 @@ function render({ model, el }) {
 
   model.on("change:tree", onTree);
   model.on("msg:custom", onCustom);
-  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden", "read_only"];
+  const keys = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden", "read_only", "session_cost"];
   const handlers = keys.map((k) => {
     const cb = () => refresh();
     model.on(`change:${k}`, cb);

@@ -52,11 +52,20 @@ def test_labels_and_cost_on_rows_and_details(browser):
         assert row(page, free).locator(".dnb-name, .dnb-cost").count() == 0  # no usage: nothing to count
         label_rows = page.locator(".dnb-row", has_text=f"label best → {paid}")
         assert label_rows.count() == 1  # the label entry itself, in the log like any custom entry
+        # the active branch (offline) and the whole session, summed in Python
+        paid_text = f"1,234 in / 56 out tokens · {format_cost(price)}"
+        unknown_part = f"cost unknown (1 of 2 replies unpriced; {format_cost(price)} for the rest)"
+        assert page.locator(".dnb-costline").inner_text() == (
+            f"tokens and cost · this branch: cost unknown · whole session: 1,234 in / 56 out tokens · {unknown_part}"
+        )
 
         paid_row.click()
         page.wait_for_function(f"document.querySelector('.dnb-details').innerText.includes('{paid}')")
         details = page.locator(".dnb-details").inner_text()
         assert "labels\nbest" in details and f"cost\n{format_cost(price)}" in details
+        assert (
+            f"this branch up to the selected entry: {paid_text} · whole" in page.locator(".dnb-costline").inner_text()
+        )
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.locator(".dnb-widget").screenshot(path=str(SHOTS / "labels-cost.png"))
 
