@@ -11,6 +11,7 @@ writes an entry.
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +23,7 @@ from ..models import ModelLike
 from .settings import read_value
 
 MAX_PART = 24  # characters of one value shown in a name
+KEYS = ("model", "system", "label")  # a variant's keys besides settings
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,16 @@ class Variant:
 
 def as_variant(item: Variant | Mapping[str, Any] | str | Any) -> Variant:
     """Return ``item`` as a :class:`Variant`: a dict (see the module docs), or a bare model
-    (a name, a callable, a model object). Raises :class:`DurableError` for a label with whitespace."""
+    (a name, a callable, a model object). Raises :class:`DurableError` for a label with whitespace
+    or a key that is a near miss of ``model``, ``system`` or ``label`` (``modle``: not sent as a setting)."""
     if isinstance(item, Variant):
         v = item
     elif isinstance(item, Mapping):
-        rest = {str(k): x for k, x in item.items() if k not in ("model", "system", "label")}
+        rest = {str(k): x for k, x in item.items() if k not in KEYS}
+        for k in rest:
+            near = difflib.get_close_matches(k, KEYS, n=1, cutoff=0.8)
+            if near:
+                raise DurableError(f"unknown variant key {k!r} (did you mean {near[0]!r}?)")
         system = item.get("system")
         v = Variant(
             model=item.get("model"),

@@ -275,7 +275,10 @@ def parse(line: str, cell: bool) -> Call:
     if cell:
         if words:
             w = words[0]
-            if w.lstrip("-") in KINDS or "--" + w in FLAGS:
+            listed = next((f for f in ("models", "tools") if (getattr(ns, f) or "").rstrip().endswith(",")), None)
+            if listed is not None:
+                hint = f"no spaces in a list: --{listed} {getattr(ns, listed)}{''.join(words)}"
+            elif w.lstrip("-") in KINDS or "--" + w in FLAGS:
                 hint = f"did you mean --{w.lstrip('-')}?"
             elif w in VERBS:
                 hint = f"verbs go on a line magic of their own: %durable {w}"

@@ -231,6 +231,8 @@ def test_fan_out_names_stay_unique_and_bad_variants_are_refused_before_anything_
         agent.fan_out(durable.meta("m"), variants=["offline"])
     with pytest.raises(DurableError, match="one word"):
         agent.fan_out("q", variants=[{"label": "two words"}])
+    with pytest.raises(DurableError, match="unknown variant key 'modle' \\(did you mean 'model'\\?\\)"):
+        agent.fan_out("q", variants=[{"modle": "offline"}])
     assert len(agent.entries()) == n
 
 

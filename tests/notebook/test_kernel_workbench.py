@@ -128,6 +128,8 @@ def test_fan_out_mistakes_are_one_line_and_every_variant_failing_is_one_turn_fai
     for options, says in (
         ("--models careful,brokn", "no model 'brokn' (did you mean 'broken'?)"),
         ("--models ,", "--models needs model names"),
+        ("--models careful, quick", "no spaces in a list: --models careful,quick"),
+        ('--variants "modle=echo | model=echo"', "unknown variant key 'modle' (did you mean 'model'?)"),
         ('--variants "temprature=0 | temperature=1"', "variant 1: unknown setting 'temprature'"),
         ('--variants "temperature=0 | temperature"', "variant 2: 'temperature' is not KEY=VALUE"),
         ("--variants W", "no notebook variable 'W'"),
