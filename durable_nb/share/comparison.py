@@ -6,8 +6,9 @@
 
 ``state`` holds, per side, its ref, ids, labels, model, settings, tokens, cost
 and time, its reply, and the request's messages that a diff names plus the
-last :data:`LAST` (each as role, injection and text lines, so no image or file
-bytes travel); per diff, what changed. Nothing here runs script or trusts a
+last :data:`LAST`, at most :data:`SHOWN` of them (each as role, injection and
+text lines, so no image or file bytes travel); per diff, what changed (every
+change; the text and HTML forms list the first :data:`CHANGES`). Nothing here runs script or trusts a
 string: every value from the session goes through :func:`html.escape`.
 """
 
@@ -21,6 +22,8 @@ from ..cost import Tally, format_cost, format_tally
 from ..durable.comparison import Comparison, Side
 
 LAST = 6  # the request's last messages shown on each side, besides those a diff names
+SHOWN = 40  # messages shown per side at most: the first ones a diff names, then the last LAST
+CHANGES = 40  # changes of one diff the text and HTML forms list (a count says how many more)
 TEXT_CHARS = 2000  # characters of one message's text shown
 
 
@@ -56,7 +59,9 @@ def _tally_state(t: Tally) -> dict[str, Any]:
 
 def _side_state(s: Side, shown: set[int], labels: list[str]) -> dict[str, Any]:
     n = len(s.messages)
-    keep = sorted(shown | set(range(max(0, n - LAST), n)))
+    last = set(range(max(0, n - LAST), n))
+    named = sorted(shown - last)[: max(0, SHOWN - len(last))]
+    keep = sorted(last | set(named))
     return {
         "ref": s.ref,
         "entry_id": s.entry_id,
@@ -139,7 +144,9 @@ def _ms(ms: Any) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
 
 
-def _line(m: dict[str, Any], width: int = 70) -> str:
+def _line(m: dict[str, Any] | None, width: int = 70) -> str:
+    if m is None:
+        return "(not shown: see the model view of that entry)"
     badge = f" [{m['injected']}]" if m.get("injected") else ""
     one = " ".join(m["text"].split())
     one = one if len(one) <= width else one[: width - 1] + "…"
@@ -171,13 +178,15 @@ def diff_lines(s: dict[str, Any], d: dict[str, Any]) -> list[str]:
         out.append(f"  setting   {k}: {_val(va)} → {_val(vb)}")
     if d["system"]:
         out.append(f"  system    {_val(d['system'][0])} → {_val(d['system'][1])}")
-    for ch in d["messages"]:
+    for ch in d["messages"][:CHANGES]:
         if ch["op"] == "changed":
-            out.append(f"  ~ #{ch['a'] + 1} {_line(ma[ch['a']], 45)} → #{ch['b'] + 1} {_line(mb[ch['b']], 45)}")
+            out.append(f"  ~ #{ch['a'] + 1} {_line(ma.get(ch['a']), 45)} → #{ch['b'] + 1} {_line(mb.get(ch['b']), 45)}")
         elif ch["op"] == "added":
-            out.append(f"  + #{ch['b'] + 1} {_line(mb[ch['b']])}")
+            out.append(f"  + #{ch['b'] + 1} {_line(mb.get(ch['b']))}")
         else:
-            out.append(f"  - #{ch['a'] + 1} {_line(ma[ch['a']])}")
+            out.append(f"  - #{ch['a'] + 1} {_line(ma.get(ch['a']))}")
+    if len(d["messages"]) > CHANGES:
+        out.append(f"  … and {len(d['messages']) - CHANGES} more changes")
     if not (d["model"] or d["settings"] or d["system"] or d["messages"]):
         out.append("  the requests are the same")
     return out
@@ -211,9 +220,9 @@ def _e(v: Any) -> str:
     return escape("" if v is None else str(v), quote=True)
 
 
-def _msg_html(m: dict[str, Any] | None) -> str:
+def _msg_html(m: dict[str, Any] | None, i: int | None = None) -> str:
     if m is None:
-        return ""
+        return "" if i is None else f"<b>#{i + 1}</b> (not shown)"
     badge = f" [{_e(m['injected'])}]" if m.get("injected") else ""
     return f"<b>#{m['i'] + 1} {_e(m['role'])}</b>{badge}<pre style='{_PRE}'>{_e(m['text'])}</pre>"
 
@@ -259,12 +268,16 @@ def html(s: dict[str, Any]) -> str:
             parts.append(
                 f"{_e(d['system'][0])}</pre></td><td style='{_TD}'><pre style='{_PRE}'>{_e(d['system'][1])}</pre></td></tr>"
             )
-        for ch in d["messages"]:
+        for ch in d["messages"][:CHANGES]:
             mark, bg = _OPS[ch["op"]]
-            left = _msg_html(ma.get(ch["a"])) if ch["a"] is not None else ""
-            right = _msg_html(mb.get(ch["b"])) if ch["b"] is not None else ""
+            left = _msg_html(ma.get(ch["a"]), ch["a"])
+            right = _msg_html(mb.get(ch["b"]), ch["b"])
             parts.append(f"<tr style='background:{bg}'><td style='{_TD}'>{mark} {ch['op']}</td>")
             parts.append(f"<td style='{_TD}'>{left}</td><td style='{_TD}'>{right}</td></tr>")
+        if len(d["messages"]) > CHANGES:
+            parts.append(
+                f"<tr><td style='{_TD}' colspan='3'>… and {len(d['messages']) - CHANGES} more changes</td></tr>"
+            )
         parts.append("</table>")
     replies = "".join(
         f"<td style='{_TD}'><pre style='{_PRE}'>{_e(x['reply']['text']) if x['reply'] else '(no reply)'}</pre></td>"

@@ -46,6 +46,7 @@ const GIVE_UP_MS = 15000; // a request not answered by then is reported as unans
 const RESTARTED = "this view belongs to a kernel that was restarted — run %durable show";
 const LINES_WAIT_MS = 3000; // lines not answered by then: say the kernel is busy or gone
 const LINES_WAIT = "the tree's entries come from the kernel, which has not answered yet: it is busy running a cell, or gone — run %durable show for a fresh view";
+const MAX_CHANGES = 40; // changes of one diff listed under the compare view (a line says how many more)
 const GONE = "this view's kernel is gone (shut down or dead) — start one and run %durable show";
 /** The row drawn above several root-level entries: the session's start, where they branch. @type {Row} */
 const START = { id: "", parent_id: "", type: "start", preview: "start of the session: the first entries branch here" };
@@ -295,7 +296,7 @@ function drawCompare(panel, c, onClear) {
     col.append(sys);
     let prev = -1;
     for (const m of s.messages) {
-      if (m.i > prev + 1) col.append(h("div", "dnb-muted dnb-compare-gap", `… ${m.i - prev - 1} message${m.i - prev - 1 === 1 ? "" : "s"} the same on every side`));
+      if (m.i > prev + 1) col.append(h("div", "dnb-muted dnb-compare-gap", `… ${m.i - prev - 1} message${m.i - prev - 1 === 1 ? "" : "s"} not shown (#${prev + 2}–#${m.i}; the entry's model view has them)`));
       col.append(compareMessage(m, ops[i].get(String(m.i))));
       prev = m.i;
     }
@@ -322,12 +323,17 @@ function drawCompare(panel, c, onClear) {
     if (d.system) li("dnb-diff-system", `system prompt: ${d.system[0] === null ? "(none)" : JSON.stringify(d.system[0])} → ${d.system[1] === null ? "(none)" : JSON.stringify(d.system[1])}`);
     const byA = new Map(a.messages.map((/** @type {any} */ m) => [m.i, m]));
     const byB = new Map(b.messages.map((/** @type {any} */ m) => [m.i, m]));
-    const one = (/** @type {any} */ m) => (m ? `${m.role}${m.injected ? " [" + m.injected + "]" : ""}: ${m.text.length > 80 ? m.text.slice(0, 79) + "…" : m.text}` : "?");
-    for (const ch of d.messages) {
+    const one = (/** @type {any} */ m) => {
+      if (!m) return "(not shown here: see that entry's model view)";
+      const t = m.text.replace(/\s+/g, " ").trim();
+      return `${m.role}${m.injected ? " [" + m.injected + "]" : ""}: ${t.length > 80 ? t.slice(0, 79) + "…" : t}`;
+    };
+    for (const ch of d.messages.slice(0, MAX_CHANGES)) {
       if (ch.op === "changed") li("dnb-diff-changed", `~ #${ch.a + 1} ${one(byA.get(ch.a))}  →  #${ch.b + 1} ${one(byB.get(ch.b))}`);
       else if (ch.op === "added") li("dnb-diff-added", `+ #${ch.b + 1} ${one(byB.get(ch.b))}`);
       else li("dnb-diff-removed", `− #${ch.a + 1} ${one(byA.get(ch.a))}`);
     }
+    if (d.messages.length > MAX_CHANGES) li("dnb-muted", `… and ${d.messages.length - MAX_CHANGES} more changes`);
     if (!list.childElementCount) li("dnb-muted", "the requests are the same");
     box.append(list);
     panel.append(box);
@@ -379,7 +385,10 @@ function render({ model, el }) {
   const status = h("div", "dnb-status");
   const follow = /** @type {HTMLButtonElement} */ (h("button", "dnb-action dnb-follow", "Follow leaf"));
   follow.type = "button";
-  follow.addEventListener("click", () => select(""));
+  follow.addEventListener("click", () => {
+    select("");
+    reveal(model.get("leaf_id") || ""); // back to the leaf, wherever a find or a click took the tree
+  });
   bar.append(tabs, status, follow);
   // the second bar: find, the kind filter, the entries picked for a comparison
   const tools = h("div", "dnb-tools");

@@ -85,6 +85,26 @@ def test_html_keeps_hostile_text_as_text():
     page = comparison.html(s)
     m = Markup(page)
     assert m.tags <= {"div", "p", "b", "table", "tr", "th", "td", "pre"}
-    assert m.attrs <= {"class", "style"}
+    assert m.attrs <= {"class", "style", "colspan"}
     assert "<script" not in page and "<img" not in page
     assert EVIL in "".join(m.text)  # shown, as text
+
+
+def test_a_long_diff_is_bounded_and_still_counts_every_change():
+    a = durable.Agent(store=MemoryStore(), model=lambda m: "ok")
+    a.run("start").wait()
+    short_leaf = a.leaf_id
+    a.branch(a.path()[0].id)
+    for i in range(60):
+        a.append(durable.text(f"question {i}"), MessageEntry(message=ai.assistant_message(f"answer {i}")))
+    a.run("last").wait()
+    s = comparison.state(durable.compare(a, short_leaf, a.leaf_id))
+    (d,) = s["diffs"]
+    assert len(d["messages"]) == 121 and d["same"] == 1  # every change is in the data: 120 turns and 'last' added
+    long_side = s["sides"][1]
+    assert long_side["message_total"] == 122 and len(long_side["messages"]) == comparison.SHOWN
+    assert long_side["messages"][-1]["text"] == "last"  # the request's end is always shown
+    text = comparison.text(s)
+    assert f"  … and {len(d['messages']) - comparison.CHANGES} more changes" in text
+    assert "(not shown: see the model view of that entry)" in text
+    assert "more changes" in comparison.html(s)
