@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NoReturn, overload
 
@@ -19,10 +20,10 @@ class ActivePath:
     leaf (:meth:`move_to`: branch, edit, retry, a re-run cell) reuses the
     cache: the next read walks up from the new leaf only until it meets the
     cached path, cuts the cache back there and grows it from there, so it
-    costs O(entries left + entries joined); cutting the view back makes one
-    C-speed copy of the first part of its list (the old list stays whole for
-    any view a model still holds) and regrows it from the nearest position
-    where nothing dangled (:meth:`~durable_nb.session.ViewBuilder.mark`).
+    costs O(entries left + entries joined); the view is cut back in place
+    (or, while a model still holds a view of its list, on a C-speed copy of
+    the part kept, so that view stays whole) and regrown from the nearest
+    position where nothing dangled (:meth:`~durable_nb.session.ViewBuilder.mark`).
     :meth:`invalidate` (an id that now resolves differently), cutting back
     before the compaction the view applies, or a path that a parent cycle cut
     short make the next read recompute once, O(depth). ``by_id`` is the
@@ -166,7 +167,7 @@ class ActivePath:
             j -= 1
         cut = ViewBuilder()
         if j >= 0:
-            cut.out = self._view.out[: self._marks[j]]  # a new list: a view a model holds keeps the old one whole
+            cut.out = _cut_list(self._view, self._marks[j])
             s = bisect.bisect_right(self._systems, j)
             if s:
                 cut.system = self._entries[self._systems[s - 1]].message  # type: ignore[attr-defined]
@@ -195,6 +196,19 @@ class ActivePath:
         if isinstance(e, MessageEntry):
             view.add(e.message)
         self._marks.append(view.mark())
+
+
+def _cut_list(view: ViewBuilder, n: int) -> list[ai.Message]:
+    """Return the first ``n`` messages of ``view.out``: the list itself cut in place when nothing else holds
+    it (O(messages removed)), else a copy (O(n) at C speed), so a view a model still holds stays whole.
+
+    "Nothing else holds it" is CPython's reference count: 2 is the builder's attribute and the argument
+    of ``sys.getrefcount``; a run's :class:`RunView` or a :class:`Context` adds one each.
+    """
+    if sys.implementation.name == "cpython" and sys.getrefcount(view.out) <= 2:
+        del view.out[n:]
+        return view.out
+    return view.out[:n]
 
 
 def _is_system(e: Entry) -> bool:

@@ -127,7 +127,8 @@ def test_moving_the_leaf_anywhere_keeps_the_cached_path_and_view_exact(seed):
     """Random sessions (branches, edits and retries, system prompts, compactions, dangling and answered tool
     calls, custom and ephemeral entries) against the views computed from scratch: after every step the
     agent's path is path(log, leaf), its system prompt the latest on the path, and every model call gets
-    exactly split_system(model_view(path before the run + input + what the run produced))."""
+    exactly split_system(model_view(path before the run + input + what the run produced)). Odd seeds keep
+    every view a model got (the agent then cuts copies, not the shared list) and read them at the end."""
     import random
 
     from durable_nb.session import CustomEntry, index, is_ephemeral, path
@@ -174,7 +175,7 @@ def test_moving_the_leaf_anywhere_keeps_the_cached_path_and_view_exact(seed):
                 msgs = [e.message if is_ephemeral(e) else next(kept).message for e in inputs] + produced
                 system, expected = split_system(model_view(before + as_entries(msgs)))
                 assert list(messages) == expected and request.system == system
-                calls.append(1)
+                calls.append((messages, expected) if seed % 2 else 1)  # odd seeds keep every view a model got
                 n = len(calls)
                 if plan and plan.pop(0):
                     return ai.Message("assistant", [ai.ToolCall(f"c{n}", "add", {"a": n})])
@@ -188,3 +189,5 @@ def test_moving_the_leaf_anywhere_keeps_the_cached_path_and_view_exact(seed):
                     produced.append(ev.message)
         check()
     assert len(calls) > 40
+    for kept in calls:  # a view a model kept still reads as it did during its call, however the leaf moved since
+        assert kept == 1 or list(kept[0]) == kept[1]
