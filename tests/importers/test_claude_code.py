@@ -190,3 +190,48 @@ def test_compaction_excerpt_main_conversation_has_no_branch_marker():
     for e in a.path():
         assert len(_durable_children(entries, e.id)) <= 1, e.id
     assert "SessionStart" not in " ".join(display_text(e) for e in a.transcript())
+
+
+def test_a_sidechain_in_the_main_file_is_its_own_named_branch(tmp_path):
+    """Generated here (after the fields of the real files): a main conversation whose assistant line
+    starts a subagent run written into the same file (isSidechain lines, an agentId). The run hangs off
+    a claude_code.sidechain entry naming it, itself off the line it started from; the main
+    conversation goes on with no branch marker from the run's progress."""
+    import json
+
+    from durable_nb.importers import open_session
+
+    def line(uuid, parent, type_, content, **extra):
+        rec = {"parentUuid": parent, "isSidechain": False, "sessionId": "s1", "type": type_, "uuid": uuid}
+        rec["timestamp"] = f"2026-02-10T10:00:{len(uuid):02d}.000Z"
+        if type_ in ("user", "assistant"):
+            rec["message"] = {
+                "role": type_,
+                "content": content,
+                **({"id": f"m-{uuid}"} if type_ == "assistant" else {}),
+            }
+        rec.update(extra)
+        return json.dumps(rec)
+
+    call = [{"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "look around"}}]
+    lines = [
+        line("u1", None, "user", "explore the repo"),
+        line("a1", "u1", "assistant", call),
+        line("s1", "a1", "user", "look around", isSidechain=True, agentId="a7f"),
+        line("s2", "s1", "assistant", [{"type": "text", "text": "found 3 files"}], isSidechain=True, agentId="a7f"),
+        line("p1", "s2", "progress", None, isSidechain=True, agentId="a7f", data={"type": "hook_progress"}),
+        line("r1", "a1", "user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "found 3 files"}]),
+        line("a2", "r1", "assistant", [{"type": "text", "text": "The repo has 3 files."}]),
+    ]
+    f = tmp_path / "s1.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    a = open_session(f).agent
+    head = a.entry("sidechain:a7f")
+    assert head.kind == "claude_code.sidechain" and head.data["name"] == "agent-a7f" and head.parent_id == "a1"
+    assert a.entry("s1").parent_id == "sidechain:a7f" and a.entry("s2").parent_id == "s1"
+    assert a.entry("p1").parent_id == "s2" and is_aside(a.entry("p1"))
+    assert [e.id for e in a.path()] == ["u1", "a1", "r1", "a2"]  # the leaf is the main conversation's
+    entries = a.entries()
+    assert [len(_durable_children(entries, e.id)) for e in a.path()] == [1, 2, 1, 0]  # a1: the answer and the run
+    a.branch("s2")
+    assert [m.text() for m in a.messages()][-2:] == ["look around", "found 3 files"]
