@@ -172,8 +172,11 @@ def format_tally(t: Tally) -> str:
 
     Tokens are left out when no message reported usage; an unknown cost
     reads ``cost unknown``, followed by the known part when some replies
-    were priced: ``cost unknown (2 of 5 replies unpriced; $0.0012 for the rest)``.
+    were priced: ``cost unknown (2 of 5 replies unpriced; $0.0012 for the rest)``;
+    a tally of no reply reads ``no replies``.
     """
+    if not t.priced and not t.unpriced:
+        return "no replies"
     parts = []
     if t.reported:
         parts.append(f"{t.input_tokens:,} in / {t.output_tokens:,} out tokens")

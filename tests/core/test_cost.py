@@ -77,6 +77,7 @@ def test_a_tally_with_one_unpriced_reply_has_unknown_cost_and_keeps_the_known_pa
         == f"107 in / 23 out tokens · cost unknown (2 of 3 replies unpriced; {format_cost(price)} for the rest)"
     )
     assert format_tally(tally([reply("offline")])) == "cost unknown"
+    assert format_tally(tally([ai.user_message("q")])) == "no replies"  # nothing was asked of a model
     assert tally([]) == Tally() and tally([]).cost == 0
 
 
