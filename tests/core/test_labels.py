@@ -156,3 +156,23 @@ def test_fork_at_a_label_copies_that_path_and_remaps_labels():
         assert g.entry(target).message.text() == a.entry(a.resolve(name)).message.text()
     with pytest.raises(UnknownEntry, match=r"did you mean 'v[12]'"):
         a.fork("bad", at="v3")
+
+
+def test_compare_and_replay_take_labels_too():
+    a = durable.Agent()
+    a.run("one").wait()
+    a.label("v1")
+    a.branch("")
+    a.run("two").wait()
+    a.label("v2")
+    a.label("q2", a.path()[0].id)
+    c = durable.compare(a, "v1", "v2")
+    assert [s.entry_id for s in c.sides] == [a.resolve("v1"), a.resolve("v2")]
+    assert [s.ref for s in c.sides] == ["v1", "v2"]  # each side is named as asked
+    with pytest.raises(UnknownEntry, match="did you mean 'v2'"):
+        durable.compare(a, "v1", "v22")
+    before = a.resolve("q2")
+    a.replay("q2", model=lambda messages: "again")  # from the labelled user message: a sibling of it
+    assert a.path()[0].id != before and a.entry(a.path()[0].id).parent_id == a.entry(before).parent_id
+    with pytest.raises(UnknownEntry, match="did you mean 'q2'"):
+        a.replay("q3", model=lambda messages: "x")
