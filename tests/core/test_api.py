@@ -14,7 +14,7 @@ from durable_nb.errors import AgentClosed, DurableError, UnknownEntry
 
 def test_session_and_ai_import_nothing_from_jupyter():
     code = (
-        "import sys; import durable_nb.session, durable_nb.ai, durable_nb.durable, durable_nb.models;"
+        "import sys; import durable_nb.session, durable_nb.ai, durable_nb.durable, durable_nb.models, durable_nb.cost;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('IPython','ipywidgets','anywidget','ipykernel','traitlets','jupyter_client'));"
         "print(bad); sys.exit(1 if bad else 0)"
