@@ -278,7 +278,7 @@ function drawCompare(panel, c, onClear) {
     col.dataset.side = String(i);
     const title = h("div", "dnb-compare-title");
     title.append(h("strong", "", sideName(s)));
-    for (const name of s.labels || []) title.append(h("span", "dnb-badge dnb-labelmark", name));
+    for (const name of s.labels || []) if (name !== s.ref) title.append(h("span", "dnb-badge dnb-labelmark", name)); // other names
     if (i === 0) title.append(h("span", "dnb-badge", "base"));
     col.append(title);
     const table = h("dl", "dnb-kv");

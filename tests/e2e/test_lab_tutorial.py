@@ -62,11 +62,35 @@ def test_tutorial_01_shows_both_views_side_by_side(ran, page, screenshots):
     assert "What is an entry?" in widgets.nth(1).locator(".dnb-transcript-panel").inner_text()
 
 
-LAST_WIDGET = {"02_prompt_design.ipynb": "show", "03_inspecting_sessions.ipynb": "claude-view"}
+@pytest.mark.parametrize("ran", ["02_prompt_design.ipynb"], indirect=True)
+def test_tutorial_02_compares_branches_in_jupyterlab(ran, page, screenshots):
+    cells = {c["id"]: c for c in ran[1]["cells"]}
+    fan = "".join("".join(o.get("text", "")) for o in cells["fanout"]["outputs"])
+    assert "labels: offline@t1, terse@t1, costed@t1" in fan  # the fan-out ran in JupyterLab's kernel
+    scroll_to_cell(page, "fanout-compare")
+    view = page.locator('.jp-Cell[data-durable-cell-id="fanout-compare"]')  # the extension marks cells by id
+    panel = view.locator(".dnb-compare-panel")
+    panel.locator(".dnb-compare-side").first.wait_for(state="visible", timeout=20_000)
+    sides = panel.locator(".dnb-compare-side")
+    assert sides.count() == 3
+    assert [t.split("\n")[0] for t in panel.locator(".dnb-compare-title").all_inner_texts()][0].startswith(
+        "offline@t1 ("
+    )
+    diff = panel.locator(".dnb-compare-diff").all_inner_texts()
+    assert "model: offline → terse" in diff[0] and "model: offline → gpt-4o-mini" in diff[1]
+    assert "$0.0000" in sides.nth(2).inner_text() and "cost unknown" in sides.nth(0).inner_text()
+    view.screenshot(path=screenshots / "tutorial_02_compare.png")
+    widgets = page.locator(".dnb-widget")
+    scroll_to_cell(page, "show")
+    page.screenshot(path=screenshots / "tutorial_02_show.png")
+    assert widgets.last.locator(".dnb-row").count() > 3  # the session's tree is drawn
+
+
+LAST_WIDGET = {"03_inspecting_sessions.ipynb": "claude-view"}
 
 
 @pytest.mark.parametrize("ran", list(LAST_WIDGET), indirect=True)
-def test_tutorials_02_and_03_run_in_jupyterlab(ran, page, screenshots):
+def test_tutorial_03_runs_in_jupyterlab(ran, page, screenshots):
     name, _ = ran
     widgets = page.locator(".dnb-widget")
     widgets.first.wait_for(state="visible", timeout=20_000)

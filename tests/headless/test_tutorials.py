@@ -110,13 +110,34 @@ def test_02_prompt_design(tmp_path):
         and "[ephemeral · cell:reminder]" in dry
     )
     assert "read-only" in text_of(cells["draft2"])  # the re-staged reminder holds the recomputed live state
+    # compare two labelled attempts: the requests differ in the one user message
     compare = text_of(cells["compare"]).splitlines()
-    assert len(compare) == 2 + 4  # four branches: draft, edit, two retries
-    assert text_of(cells["try-a"]).split("—")[0] != text_of(cells["try-b"]).split("—")[0]
+    assert re.fullmatch(r"grouped \(\w{8}\) against first-draft \(\w{8}\): 1 message the same, 1 changed", compare[3])
+    assert compare[4].startswith("  ~ #2 user: 'Write the release notes for v0.2.' → #2 user: 'Write the release notes")
+    # fan-out over three models: three labelled siblings; only the model differs; a known and an unknown cost
+    fan = text_of(cells["fanout"])
+    assert "labels: offline@t1, terse@t1, costed@t1" in fan and "3 replied" in fan
+    three = text_of(cells["fanout-compare"])
+    assert "  model     offline → terse" in three and "  model     offline → gpt-4o-mini" in three
+    assert three.count("2 messages the same") == 2 and "cost unknown" in three
+    assert re.search(
+        r"costed@t1 \(\w{8}\)  gpt-4o-mini · provider defaults · \d+ in / \d+ out tokens · \$0\.0000\d+", three
+    )
+    # variants: the same model with two temperatures, and the replies differ because of it
+    variants = text_of(cells["variants-compare"])
+    assert "  setting   temperature: 0.0 → 1.0" in variants and "'- Sessions" in variants and "'* Sessions" in variants
+    # replay with another model: a sibling branch, the ephemeral reminder named as not replayed
+    replay = text_of(cells["replay"])
+    assert "label costed@replay1" in replay and "ephemeral input (cell:reminder2) that was never stored" in replay
+    replayed = text_of(cells["replay-compare"])
+    assert "costed@replay1" in replayed and "  model     offline → gpt-4o-mini" in replayed
+    status = text_of(cells["status"])
+    assert "cost unknown (6 of 8 replies unpriced; $0.0000" in status  # unknown stays unknown, never $0
     assert "model: offline" in text_of(cells["provider"])  # no key here: back to the offline model
     entries = stored(store)
     assert not [e for e in entries if e.get("message", {}).get("injected") == "ephemeral"]
-    assert len([e for e in entries if e.get("message", {}).get("injected") == "meta"]) == 1
+    assert len([e for e in entries if e.get("message", {}).get("injected") == "meta"]) == 2  # the replay's copy
+    assert len([e for e in entries if e.get("kind") == "label"]) == 8
 
 
 def test_03_inspecting_sessions(tmp_path):
