@@ -141,6 +141,9 @@ def tally(messages: Iterable[ai.Message], start: Tally | None = None) -> Tally:
     for m in messages:
         if m.role != "assistant":
             continue
+        if not m.usage:  # the common case of a model that reports nothing (offline): unknown, no tokens
+            unpriced += 1
+            continue
         counted = tokens(m)
         if counted is not None:
             reported += 1
