@@ -1,6 +1,30 @@
-"""Widget benchmark: first paint and view toggles in headless Chromium at 100, 1,000 and 10,000 entries.
+"""Widget benchmark: the harness part (first paint and view toggles in headless Chromium at 100,
+1,000 and 10,000 entries) and the #18 parts (a real kernel and real JupyterLab, 10 to 300,000 entries).
 
     python benchmarks/widget_bench.py [--sizes 100 1000 10000] [--rounds 5] [--out benchmarks/widget_bench.json]
+    python benchmarks/widget_bench.py --scale [--scale-sizes 10 100 10000 100000 300000] [--cells 10]
+                                      [--parts kernel lab] [--scale-out benchmarks/widget_scale.json]
+
+**#18 parts** (``--scale``; sessions of ``run.py``'s conversation, written once):
+
+- *kernel*: one real kernel per size (jupyter_client, cells sent as JupyterLab
+  sends them, a new ``cellId`` each): the floors, an empty cell and a
+  ``%%durable`` turn with no widget shown; then ``%durable show``, a page's
+  request for the lines around the leaf (the comm message ``widget.js`` sends),
+  and the same turns with the widget shown: each turn's time and the comm bytes
+  it publishes (``comm_msg`` contents on iopub: what the page receives); the
+  saved widget state (the ``comm_open`` state) and the kernel's RSS growth.
+- *lab*: real JupyterLab in headless Chromium per size: ``%durable show`` in a
+  notebook whose session is loaded; bytes the page receives on its kernel
+  websockets from the key press to the first paint (the leaf's row drawn, no
+  row waiting for its line) and until the kernel is idle, the time to that first
+  paint (in the page, ``performance.now()``), and the page's JS heap growth
+  (after a forced GC, Chrome DevTools protocol).
+
+Ratios are against the 100-entry figure of the same run (the floor). To
+measure an older checkout (the "before" column), copy this file into it and
+run it there: kernels and JupyterLab import durable_nb from the checkout the
+file is in.
 
 For each size it builds a session through the real agent (user/assistant
 turns, a branch every 50 turns, a meta entry every 10), makes the real
@@ -21,14 +45,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "widget")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "widget"), str(ROOT / "benchmarks")]
 
 import comm  # noqa: E402
 from widget_harness import Page, RecordingComm, launch  # noqa: E402
@@ -84,12 +111,262 @@ def measure(browser, agent, rounds: int) -> dict:
     }
 
 
+# -- #18: a real kernel ------------------------------------------------------------------------------
+
+
+def scale_sessions(sizes: list[int], tmp: Path) -> dict[int, Path]:
+    """Write each size's session once (run.py's conversation, session ``bench``); return size -> log file."""
+    from run import conversation, write_durable
+
+    out = {}
+    for n in sizes:
+        t = time.perf_counter()
+        out[n] = write_durable(tmp / f"src{n}", conversation(n)).file("bench")
+        print(f"wrote {n:,} entries in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    return out
+
+
+def _place(log: Path, d: Path) -> None:
+    (d / ".durable").mkdir(parents=True)
+    shutil.copyfile(log, d / ".durable" / "bench.jsonl")
+
+
+def cell(kc, code: str, cell_id: str, timeout: float = 600) -> tuple[float, list[dict]]:
+    """Run one cell as JupyterLab sends it; return (seconds to its reply, its iopub messages until idle)."""
+    msg = kc.session.msg(
+        "execute_request",
+        {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+        metadata={"cellId": cell_id},
+    )
+    t = time.perf_counter()
+    kc.shell_channel.send(msg)
+    while True:
+        reply = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+            break
+    elapsed = time.perf_counter() - t
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"{code!r} failed: {reply['content']}")
+    return elapsed, _iopub_until_idle(kc, msg["header"]["msg_id"])
+
+
+def _iopub_until_idle(kc, msg_id: str) -> list[dict]:
+    out = []
+    while True:
+        m = kc.get_iopub_msg(timeout=120)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            return out
+        out.append(m)
+
+
+def comm_bytes(msgs: list[dict]) -> int:
+    """Bytes of the widget traffic in ``msgs``: the JSON of every comm message's content."""
+    return sum(len(json.dumps(m["content"])) for m in msgs if m["msg_type"].startswith("comm_"))
+
+
+def kernel_row(n: int, log: Path, tmp: Path, cells: int) -> dict:
+    from jupyter_client.manager import KernelManager
+
+    d = tmp / f"kernel{n}"
+    _place(log, d)
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(d), env={**os.environ, "PYTHONPATH": str(ROOT)})
+    kc = km.client()
+    kc.start_channels()
+    rss = "int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024"
+    try:
+        kc.wait_for_ready(timeout=120)
+        cell(kc, "%load_ext durable_nb\n%config DurableMagics.session = 'bench'", "setup")
+        cell(kc, "%%durable\nwarm up", "warm")
+        empty = [cell(kc, "pass", f"p{i}")[0] for i in range(cells)]
+        plain = [cell(kc, f"%%durable\nturn {i}", f"c{i}")[0] for i in range(cells)]
+        _, out = cell(kc, f"print({rss})", "rss0")
+        rss0 = int(next(m["content"]["text"] for m in out if m["msg_type"] == "stream"))
+        show_s, msgs = cell(kc, "%durable show", "show")
+        show_bytes = sum(len(json.dumps(m["content"])) for m in msgs)
+        (opened,) = [m for m in msgs if m["msg_type"] == "comm_open" and "session_id" in m["content"]["data"]["state"]]
+        state = opened["content"]["data"]["state"]
+        comm_id = opened["content"]["comm_id"]
+        tree = state.get("tree") or {}
+        page_bytes = 0
+        if tree:  # a drawn page asks for the lines around the leaf (widget.js's first request)
+            leaf = max(0, tree["leaf_line"])
+            content = {
+                "comm_id": comm_id,
+                "data": {
+                    "method": "custom",
+                    "content": {"action": "lines", "start": max(0, leaf - 40), "stop": leaf + 40},
+                },
+            }
+            req = kc.session.msg("comm_msg", content)
+            kc.shell_channel.send(req)
+            page_bytes = comm_bytes(_iopub_until_idle(kc, req["header"]["msg_id"]))
+        shown, sent = [], []
+        for i in range(cells):
+            t, msgs = cell(kc, f"%%durable\nshown {i}", f"s{i}")
+            shown.append(t)
+            sent.append(comm_bytes(msgs))
+        _, out = cell(kc, f"print({rss})", "rss1")
+        rss1 = int(next(m["content"]["text"] for m in out if m["msg_type"] == "stream"))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    med = statistics.median
+    return {
+        "entries": n,
+        "empty_cell_ms": med(empty) * 1e3,
+        "cell_ms": med(plain) * 1e3,
+        "cell_shown_ms": med(shown) * 1e3,
+        "turn_comm_bytes": med(sent),
+        "turn_comm_bytes_max": max(sent),
+        "show_ms": show_s * 1e3,
+        "show_kernel_bytes": show_bytes,
+        "first_lines_bytes": page_bytes,
+        "saved_state_bytes": len(json.dumps(state)),
+        "kernel_rss_growth_mb": rss1 - rss0,
+    }
+
+
+# -- #18: real JupyterLab ------------------------------------------------------------------------------
+
+SHOTS = ROOT / "benchmarks" / ".cache" / "widget"  # screenshots of each size's first paint (not in git)
+PAINTED = """(t0) => {
+  const w = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .dnb-widget');
+  const ok = !!w && !!w.querySelector('.dnb-row.dnb-leaf') && !w.querySelector('.dnb-row.dnb-loading');
+  if (ok && window.__dnbPaint === undefined) window.__dnbPaint = performance.now() - t0;
+  return ok;
+}"""
+
+
+def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path) -> list[dict]:
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.lab import LabServer, open_notebook, run_cell, wait_kernel
+    from tests.support import write_notebook
+
+    root = tmp / "lab"
+    for n in sizes:
+        _place(logs[n], root / f"s{n}")
+        write_notebook(
+            root / f"s{n}" / "bench.ipynb",
+            [
+                ("%load_ext durable_nb\n%config DurableMagics.session = 'bench'\n%durable status", []),
+                ("%durable show", []),
+            ],
+        )
+    rows = []
+    with LabServer(root) as server, sync_playwright() as p:
+        browser = launch(p)
+        try:
+            for n in sizes:
+                page = browser.new_page(viewport={"width": 1280, "height": 1000})
+                frames: list[int] = []
+                page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(len(payload))))
+                cdp = page.context.new_cdp_session(page)
+
+                def heap() -> float:
+                    cdp.send("HeapProfiler.collectGarbage")
+                    return cdp.send("Runtime.getHeapUsage")["usedSize"] / 1e6
+
+                open_notebook(page, server, f"s{n}/bench.ipynb", timeout_ms=300_000)
+                run_cell(page, 0, timeout_ms=900_000)  # loads the session
+                heap0 = heap()
+                page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(1).locator(".jp-InputArea-editor").click()
+                page.evaluate("() => { delete window.__dnbPaint; }")
+                frames.clear()
+                t0 = page.evaluate("() => performance.now()")
+                page.keyboard.press("Shift+Enter")
+                page.wait_for_function(PAINTED, arg=t0, polling="raf", timeout=900_000)
+                paint_ms = page.evaluate("() => window.__dnbPaint")
+                bytes_paint = sum(frames)
+                wait_kernel(page, timeout_ms=900_000)
+                page.wait_for_timeout(500)
+                rows.append(
+                    {
+                        "entries": n,
+                        "first_paint_ms": paint_ms,
+                        "bytes_to_first_paint": bytes_paint,
+                        "bytes_until_idle": sum(frames),
+                        "heap_growth_mb": heap() - heap0,
+                    }
+                )
+                print(rows[-1], file=sys.stderr)
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.locator(".dnb-widget").first.screenshot(path=str(SHOTS / f"lab-show-{n}.png"))
+                page.close()
+        finally:
+            browser.close()
+    return rows
+
+
+def scale_main(args) -> None:
+    with tempfile.TemporaryDirectory(prefix="widget-scale-") as t:
+        tmp = Path(t)
+        logs = scale_sessions(args.scale_sizes, tmp)
+        out: dict = {"python": platform.python_version(), "cells": args.cells, "checkout": str(ROOT)}
+        if "kernel" in args.parts:
+            out["kernel"] = []
+            for n in args.scale_sizes:
+                out["kernel"].append(kernel_row(n, logs[n], tmp, args.cells))
+                print(out["kernel"][-1], file=sys.stderr)
+        if "lab" in args.parts:
+            out["lab"] = lab_rows(args.scale_sizes, logs, tmp)
+    print(scale_table(out))
+    args.scale_out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {args.scale_out}")
+
+
+def scale_table(out: dict) -> str:
+    lines = []
+    ks = out.get("kernel") or []
+    ref = next((r for r in ks if r["entries"] == 100), None)
+    if ks:
+        lines.append(
+            "| entries | empty cell ms | %%durable cell ms | × 100 | widget shown ms | × 100 | × not shown | comm bytes/turn | saved state KB | show ms (kernel) | show KB (kernel) | kernel +MB |"
+        )
+        lines.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in ks:
+            x = (lambda k: f"{r[k] / ref[k]:.2f}") if ref else (lambda k: "—")
+            lines.append(
+                f"| {r['entries']:,} | {r['empty_cell_ms']:.1f} | {r['cell_ms']:.1f} | {x('cell_ms')} | {r['cell_shown_ms']:.1f} | "
+                f"{x('cell_shown_ms')} | {r['cell_shown_ms'] / r['cell_ms']:.2f} | {r['turn_comm_bytes']:,} | "
+                f"{r['saved_state_bytes'] / 1024:.0f} | {r['show_ms']:.0f} | {r['show_kernel_bytes'] / 1024:.0f} | {r['kernel_rss_growth_mb']} |"
+            )
+    ls = out.get("lab") or []
+    if ls:
+        lines.append("")
+        lines.append("| entries | %durable show: first paint ms | KB to first paint | KB until idle | page heap +MB |")
+        lines.append("|---:|---:|---:|---:|---:|")
+        for r in ls:
+            lines.append(
+                f"| {r['entries']:,} | {r['first_paint_ms']:.0f} | {r['bytes_to_first_paint'] / 1024:.0f} | "
+                f"{r['bytes_until_idle'] / 1024:.0f} | {r['heap_growth_mb']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10_000])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "widget_bench.json")
+    ap.add_argument("--scale", action="store_true", help="the #18 parts (real kernel, real JupyterLab) instead")
+    ap.add_argument("--scale-sizes", type=int, nargs="+", default=[10, 100, 10_000, 100_000, 300_000])
+    ap.add_argument("--parts", nargs="+", default=["kernel", "lab"], choices=["kernel", "lab"])
+    ap.add_argument("--cells", type=int, default=10)
+    ap.add_argument("--scale-out", type=Path, default=ROOT / "benchmarks" / "widget_scale.json")
     args = ap.parse_args()
+    if args.scale:
+        return scale_main(args)
     comm.create_comm = RecordingComm
     from playwright.sync_api import sync_playwright
 
