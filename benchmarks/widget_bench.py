@@ -107,7 +107,7 @@ def measure(browser, agent, rounds: int) -> dict:
         "toggle_js_ms": {v: statistics.median(t) for v, t in toggles_js.items()},
         "rows_in_dom": rows,
         "sync_one_entry_ms": sync_ms,
-        "sync_one_entry_bytes": w.comm.update_bytes(),
+        "sync_one_entry_bytes": w.comm.update_bytes() + w.comm.custom_bytes(),
     }
 
 
