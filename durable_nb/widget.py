@@ -398,7 +398,17 @@ class _Followed:
         self.leaf = self.agent.leaf_id
         self.builder: ViewBuilder = view_builder(path)
         self.transcript: list[Entry] = transcript_view(path)
-        self.source = {id(e.message): e.id for e in path if isinstance(e, MessageEntry)}
+        self.path = path
+        # message -> entry id, for the messages the views show: filled backwards from the end as far as
+        # the last view_limit message entries reach (never the whole path), plus the system prompt's entry
+        self.source: dict[int, str] = {}
+        self._covered = len(path)  # self.source holds path[_covered:]
+        self._counted = 0  # non-system message entries in it
+        system = self.builder.system
+        if system is not None:
+            self.source[id(system)] = next(
+                (e.id for e in path if isinstance(e, MessageEntry) and e.message is system), ""
+            )
         self.depth = len(path)
         self.last: Entry | None = path[-1] if path else None
         self.elided = elided_count(path)
@@ -432,18 +442,32 @@ class _Followed:
             if isinstance(e, MessageEntry):
                 self.builder.add(e.message)
                 self.source[id(e.message)] = e.id
+                self._counted += e.message.role != "system"
                 if e.message.injected is None:
                     self.transcript.append(e)
             else:
                 self.transcript.append(e)
+        self.path.extend(chain)
         self.depth += len(chain)
         self.last = chain[-1]
         self.leaf = leaf
         return True
 
+    def _cover(self, limit: int) -> None:
+        """Extend :attr:`source` backwards until it holds the last ``limit`` non-system message entries
+        (the view's last ``limit`` items come from them, or are synthesized). O(entries added)."""
+        path, source = self.path, self.source
+        while self._counted < limit and self._covered > 0:
+            self._covered -= 1
+            e = path[self._covered]
+            if isinstance(e, MessageEntry):
+                source[id(e.message)] = e.id
+                self._counted += e.message.role != "system"
+
     def views(self, limit: int, memo: dict | None) -> dict[str, Any]:
         """Return the ``views`` value at the leaf (:func:`views_at`'s, from the kept state). O(limit)."""
         limit = max(1, limit)
+        self._cover(limit)
         b = self.builder
         out = b.out
         cut = b.at if b.pending and b.at >= 0 else len(out)

@@ -230,6 +230,8 @@ def test_the_kept_layout_and_views_equal_fresh_ones_after_every_change(recording
         assert w.tree["leaf_line"] == (lay.lines.index(a.leaf_id) if a.leaf_id else -1)
 
     check()
+    a.append(durable.system("Answer briefly."))  # the system prompt: first in the model view
+    check()
     a.run("first").wait()
     check()
     a.run("second", durable.ephemeral("clock", origin="cell:t")).wait()
