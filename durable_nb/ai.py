@@ -9,7 +9,12 @@ model view and the transcript view.
 
 The types are ``msgspec`` structs: stores decode a log's bytes straight into
 them (see :mod:`durable_nb.session.codec`), and their fields are the JSON
-layout. Blocks are tagged by ``"type"``. They are not tracked by the cyclic
+layout, pi-go's (``sonnes/pi-go`` ``pkg/ai/message.go``) plus this project's
+``injected``, ``origin``, ``settings``, ``timing``, reminder blocks and
+``redacted`` thinking. Blocks are tagged by ``"type"``. Fields a log holds
+that no type declares are kept in each struct's ``extra`` (see
+:data:`EXTRA`) and written back at the same level, so nothing read is
+dropped when a message is copied or stored again. They are not tracked by the cyclic
 garbage collector (``gc=False``): they hold JSON values, which cannot refer
 back to them, so a session of 100k messages adds nothing for each full
 collection to walk but its content lists. This module imports nothing from
@@ -38,14 +43,43 @@ class Injection(str, enum.Enum):
         return self.value
 
 
-class Text(msgspec.Struct, tag="text", tag_field="type", gc=False):
-    """A text block: what a person reads, and what the model reads."""
+EXTRA = "__extra__"
+"""The JSON name of the ``extra`` field every message, block and entry struct has.
 
-    text: str
+``extra`` holds the fields a log gave that the type does not declare
+(``msgspec.UNSET`` when there are none: the usual case, which costs
+nothing). The codec writes them back beside the declared ones, never under
+this name, and a log line that holds this name itself is read on the
+codec's general path, which keeps it as an unknown field like any other.
+"""
+
+
+Extra = dict[str, Any] | msgspec.UnsetType
+
+
+def _extra() -> Any:
+    return msgspec.field(default=msgspec.UNSET, name=EXTRA)
+
+
+class _Struct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    """The common options: an unknown field is refused by the fast path (the codec's general path keeps
+    it in ``extra``), unset fields are left out, and no cyclic GC tracking (JSON values only)."""
+
+
+class Text(_Struct, tag="text", tag_field="type"):
+    """A text block: what a person reads, and what the model reads.
+
+    ``signature`` is a provider's signature of the text (pi-go keeps
+    OpenAI's and Google's), sent back to the provider that made it.
+    """
+
+    text: str = ""
+    signature: str = ""
+    extra: Extra = _extra()
     type: ClassVar[str] = "text"
 
 
-class Reminder(msgspec.Struct, tag="reminder", tag_field="type", gc=False):
+class Reminder(_Struct, tag="reminder", tag_field="type"):
     """Injected context carried *inside* a message (e.g. a tool result).
 
     The model reads it; a transcript never shows it (only :class:`Text`
@@ -53,28 +87,45 @@ class Reminder(msgspec.Struct, tag="reminder", tag_field="type", gc=False):
     """
 
     text: str
+    extra: Extra = _extra()
     type: ClassVar[str] = "reminder"
 
 
-class Image(msgspec.Struct, tag="image", tag_field="type", gc=False):
-    """An image: raw bytes and a MIME type such as ``image/png``."""
+class Image(_Struct, tag="image", tag_field="type", omit_defaults=False):
+    """An image: raw bytes and a MIME type such as ``image/png`` (both always written, as pi-go reads them)."""
 
     data: bytes
     mime_type: str = "image/png"
+    extra: Extra = _extra()
     type: ClassVar[str] = "image"
 
 
-class File(msgspec.Struct, tag="file", tag_field="type", gc=False):
-    """A file attachment: raw bytes, a MIME type and an optional name."""
+class File(_Struct, tag="file", tag_field="type"):
+    """A file attachment: its bytes (``data``), or where a provider fetches it (``url``, or ``file_id``
+    for a file uploaded to the provider before); a MIME type and an optional file ``name``.
 
-    data: bytes
+    The JSON layout is pi-go's: ``data`` (base64), ``url``, ``file_id``,
+    ``mime_type`` and ``filename`` (``name`` here; logs written before
+    spell it ``name``, and still load), each left out when empty, and so is
+    the default MIME type (pi-go reads a missing one as unknown).
+    """
+
+    data: bytes = b""
     mime_type: str = "application/octet-stream"
-    name: str = ""
+    name: str = msgspec.field(default="", name="filename")
+    url: str = ""
+    file_id: str = ""
+    extra: Extra = _extra()
     type: ClassVar[str] = "file"
 
 
-class ToolCall(msgspec.Struct, tag="tool_call", tag_field="type", gc=False):
+class ToolCall(_Struct, tag="tool_call", tag_field="type"):
     """A model's request to call a tool; ``arguments`` is a JSON object.
+
+    ``signature`` is a provider's signature of the call (Google's thought
+    signature); ``server``, ``server_type`` and ``output`` describe a tool
+    the provider ran itself (pi-go's server tools: ``output`` holds its
+    ``content``, ``raw`` and ``is_error``). Empty fields are left out.
 
     Arguments a provider could not read as a JSON object (malformed or cut
     JSON, or JSON that is not an object) are kept, not dropped, as
@@ -85,9 +136,14 @@ class ToolCall(msgspec.Struct, tag="tool_call", tag_field="type", gc=False):
     starting with ``_`` is not a field a schema built by pydantic has.
     """
 
-    id: str
-    name: str
+    id: str = ""
+    name: str = ""
     arguments: dict[str, Any] = {}
+    signature: str = ""
+    server: bool = False
+    server_type: str = ""
+    output: dict[str, Any] | None = None
+    extra: Extra = _extra()
     type: ClassVar[str] = "tool_call"
 
     def malformed(self) -> str | None:
@@ -119,7 +175,7 @@ def tool_arguments(raw: str) -> dict[str, Any]:
     return args
 
 
-class Thinking(msgspec.Struct, tag="thinking", tag_field="type", omit_defaults=True, gc=False):
+class Thinking(_Struct, tag="thinking", tag_field="type"):
     """A model's reasoning, as its provider returned it.
 
     ``text`` is the reasoning a person may read (Anthropic's ``thinking``,
@@ -137,13 +193,14 @@ class Thinking(msgspec.Struct, tag="thinking", tag_field="type", omit_defaults=T
     text: str = msgspec.field(default="", name="thinking")
     signature: str = ""
     redacted: str = ""
+    extra: Extra = _extra()
     type: ClassVar[str] = "thinking"
 
 
 Block = Union[Text, Reminder, Image, File, ToolCall, Thinking]
 
 
-class Message(msgspec.Struct, omit_defaults=True, gc=False):
+class Message(_Struct):
     """One message of a conversation.
 
     ``role`` is ``"user"``, ``"assistant"``, ``"tool_result"`` (it answers
@@ -161,6 +218,9 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     user message, so a later replay can say which turns it cannot repeat
     exactly. Providers are not sent it (their converters send role and
     content); a callable model sees it on the message.
+    pi-go's own fields: ``api`` and ``provider`` (which wire API and provider made
+    an assistant message), ``error`` (why a reply failed) and ``timestamp``
+    (when the message was made, RFC 3339), kept as written.
     """
 
     role: Role
@@ -176,6 +236,11 @@ class Message(msgspec.Struct, omit_defaults=True, gc=False):
     settings: dict[str, Any] | None = None
     timing: dict[str, float] | None = None
     ephemeral_context: list[str] | None = None
+    api: str | None = None
+    provider: str | None = None
+    error: str | None = None
+    timestamp: str | None = None
+    extra: Extra = _extra()
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -225,7 +290,8 @@ class Request(msgspec.Struct, gc=False):
 def describe_block(block: Block) -> str:
     """Return a block as plain text for listings: text as is, ``reminder: …``,
     ``call name({args})``, ``thinking: …`` (``thinking: <redacted>`` when only
-    encrypted reasoning is there), ``<image image/png, 12 bytes>``."""
+    encrypted reasoning is there), ``<image image/png, 12 bytes>``, ``<file
+    application/pdf at https://…>`` for a file given by URL or file id."""
     if isinstance(block, Text):
         return block.text
     if isinstance(block, Reminder):
@@ -234,6 +300,8 @@ def describe_block(block: Block) -> str:
         return f"call {block.name}({block.arguments})"
     if isinstance(block, Thinking):
         return f"thinking: {block.text}" if block.text or not block.redacted else "thinking: <redacted>"
+    if isinstance(block, File) and not block.data and (block.url or block.file_id):
+        return f"<file {block.mime_type} at {block.url or 'file id ' + block.file_id}>"
     return f"<{block.type} {block.mime_type}, {len(block.data)} bytes>"
 
 

@@ -149,12 +149,15 @@ def _preview(text: str) -> str:
 
 
 def _elide_blobs(d: Any) -> Any:
-    """Return an encoded message/entry with base64 ``data`` of images and files replaced by its size."""
+    """Return an encoded message/entry with base64 ``data`` of images and files replaced by its size
+    (a file's name, ``filename`` on the wire, is also given as ``name``, as the page reads it)."""
     if isinstance(d, dict):
         out = {k: _elide_blobs(v) for k, v in d.items()}
         if d.get("type") in ("image", "file") and isinstance(d.get("data"), str):
             out["data"] = None
             out["bytes"] = len(d["data"]) * 3 // 4
+        if d.get("type") == "file" and d.get("filename"):
+            out["name"] = d["filename"]
         return out
     if isinstance(d, list):
         return [_elide_blobs(v) for v in d]
@@ -232,7 +235,7 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
         r["type"] = "custom"
         r["kind"] = entry.kind
         r["aside"] = is_aside(entry)
-        data = codec.encode(entry).get("data")
+        data = codec.custom_fields(entry)
         if data and label_of(entry) is None:  # a label entry previews as what it does (display_text)
             r["preview"] = _preview(json.dumps(data, ensure_ascii=False, default=str))
     else:
@@ -267,7 +270,7 @@ def _view_entry(e: Entry) -> dict[str, Any]:
                 d[key] = getattr(m, key)
     elif isinstance(e, CustomEntry):
         d["kind"] = e.kind
-        data = codec.encode(e).get("data")
+        data = codec.custom_fields(e)
         if data:
             s = json.dumps(data, ensure_ascii=False, indent=1, default=str)
             d["data"] = s if len(s) <= DATA_CHARS else s[:DATA_CHARS] + "…"

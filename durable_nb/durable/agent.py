@@ -607,7 +607,7 @@ class Agent:
         ``at`` copies the path to that entry instead (anything
         :meth:`resolve` takes: an id, a label, a prefix; on any branch; not
         an ephemeral entry). The copy is re-chained with fresh ids;
-        timestamps are kept; a compaction's ``first_kept_id`` and a label's
+        timestamps are kept (an entry without one, imported from a record that had none, gets the time of the fork: pi-go refuses an empty one), and so is every field the entries carry; a compaction's ``first_kept_id`` and a label's
         ``target_id`` follow their entry (a label copied without its target,
         one naming an entry on another branch, names nothing in the copy).
         ``store`` puts the
@@ -636,7 +636,7 @@ class Agent:
         parent = ""
         for e in src:
             mapping[e.id] = new_id()
-            c = msgspec.structs.replace(e, id=mapping[e.id], parent_id=parent)
+            c = msgspec.structs.replace(e, id=mapping[e.id], parent_id=parent, created_at=e.created_at or now())
             if isinstance(c, CompactionEntry):
                 c.first_kept_id = mapping.get(c.first_kept_id, "")
             elif isinstance(c, CustomEntry) and (named := label_of(c)) is not None:

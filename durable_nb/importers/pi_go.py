@@ -50,7 +50,9 @@ def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> 
     ``"meta": true`` carries ``injected="meta"`` (origin ``"legacy-meta"``
     unless it had one) on its message. Returns an agent on the new session.
 
-    Ids, parents and timestamps are kept, so the tree is the same; the new
+    Ids, parents and timestamps are kept, so the tree is the same, and so is
+    every other field (a custom entry's, fields no type declares); the flag
+    itself is moved, so the copy carries no ``"meta"`` key. The new
     session's parent is the source session. The source file is only read.
     Raises ``SessionExists`` if ``new_session_id`` is taken (so it can never
     overwrite the source), :class:`CorruptLog` for a bad log. O(size).
@@ -64,6 +66,8 @@ def upgrade_legacy_meta(path: str | Path, store: Store, new_session_id: str) -> 
         if isinstance(e, MessageEntry) and e.id in flagged and e.message.injected is None:
             origin = e.message.origin or LEGACY_ORIGIN
             e.message = msgspec.structs.replace(e.message, injected=ai.Injection.META, origin=origin)
+            if e.extra is not msgspec.UNSET:  # the flag, kept as an unknown field on load, is moved, not copied
+                e.extra = {k: v for k, v in e.extra.items() if k != "meta"} or msgspec.UNSET
     src = safe_session_id(session_record(p, data).id, p.stem)
     store.create_session(new_session_id, parent_id=src)
     store.append_entries(new_session_id, entries)

@@ -1,29 +1,43 @@
 """The codec: entries to JSON and back.
 
-The layout follows the pi-go filesystem store so logs stay readable by both::
+The layout is pi-go's (``sonnes/pi-go`` ``pkg/session/codec.go`` and
+``pkg/ai/message.go``), so logs stay readable by both::
 
     {"type": "message", "id": ..., "parent_id": ..., "created_at": ...,
      "message": {"role": "user", "content": [{"type": "text", "text": ...}],
                  "injected": "meta", "origin": "cell:3f2a"}}
     {"type": "compaction", ..., "summary": ..., "first_kept_id": ..., "tokens_before": 1234}
-    {"type": "custom", ..., "kind": "note", "data": {...}}
+    {"type": "custom", ..., "kind": "note", "body": ..., "tags": [...]}
 
 The entry and message types are ``msgspec`` structs whose fields *are* this
-layout: a message leaves out its unset fields (``None``, ``False``, empty
-content), binary block data is base64, the header is always written. An
-entry never carries an injection flag of its own: a top-level ``"meta"`` key
-is the legacy flag (rule R13), read by nothing and never written.
+layout: unset fields are left out (``None``, ``False``, ``""``, empty
+content; a root's ``parent_id``), as pi-go's ``omitempty`` leaves them out,
+and a field a log spells out with that empty value reads the same as one
+left out (it is written back left out); binary block data is base64. A custom entry's fields sit at the top level
+beside the header (logs written before nest them under ``"data"``, which
+still loads; a custom entry whose fields would collide with the header, or
+that has a field named ``data``, is written that nested way too, so it
+reads back as it was).
+
+**Nothing read is dropped.** A field no type declares, on an entry, a
+message or a block (pi-go's legacy ``"meta": true``, a newer tool's
+additions, anything), is kept in that struct's ``extra`` and written back
+at the same level; so is an explicit ``null`` of a declared field (pi-go
+writes ``"content": null``). A copy, a fork or an upgrade therefore writes
+every field it read.
 
 One set of types, two ways in. :func:`decode_lines` is the fast path:
-msgspec parses a log's bytes straight into the types, strictly.
-:func:`decode` is the general path for one JSON object: a small normaliser
-makes the lenient forms strict (a null value reads as absent, so a null
-``parent_id`` makes a root; ``content`` given as a string; a float
-``tokens_before``), then msgspec converts the dict into the same types, so
-no field list is written twice and a new field decodes on both paths. Its
-errors name the field. Whatever the fast path accepts decodes to the same
-entry on the general path (a property test holds them to it); whatever it
-refuses, the stores hand to the general path.
+msgspec parses a log's bytes straight into the types, strictly (the types
+refuse unknown fields, so a line that has some cannot be silently cut
+short). A line it refuses is decoded on the general path, :func:`decode`,
+for one JSON object: msgspec converts the dict into the same types; when
+that is refused, the dict's fields are sorted at each level into declared
+ones and ``extra``, the lenient forms a log may hold are made strict (a
+null reads as absent, so a null ``parent_id`` makes a root; ``content``
+given as a string; a float ``tokens_before``; a file's ``name`` written
+before the ``filename`` rename), and msgspec converts the rest. Errors name
+the field. Whatever the fast path accepts decodes to the same entry on the
+general path (a property test holds them to it).
 """
 
 from __future__ import annotations
@@ -35,86 +49,135 @@ from typing import Any, Union, cast
 import msgspec
 
 from .. import ai
+from ..ai import EXTRA
 from ..errors import DurableError, EphemeralNotStored
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 
 _CUSTOM_BASE = frozenset({"id", "parent_id", "created_at", "kind", "data"})
+_CUSTOM_HEADER = frozenset({"type", "id", "parent_id", "created_at", "kind"})
+_NESTED = _CUSTOM_HEADER | {"data"}  # custom fields that make an entry use the nested "data" layout
+_UNSET = msgspec.UNSET
 
 
 class DecodeError(DurableError):
     """A JSON object that is not a valid entry; the message says which part."""
 
 
+def _names(cls: Any, tagged: bool = True) -> frozenset[str]:
+    """Return the JSON names a struct declares (its tag ``"type"`` included, ``extra`` not)."""
+    names = {f.encode_name for f in msgspec.structs.fields(cls) if f.encode_name != EXTRA}
+    return frozenset(names | {"type"} if tagged else names)
+
+
+_BLOCK_CLASSES: dict[Any, Any] = {
+    cls.type: cls for cls in (ai.Text, ai.Reminder, ai.Image, ai.File, ai.ToolCall, ai.Thinking)
+}
+_BLOCK_KEYS = {cls: _names(cls) for cls in _BLOCK_CLASSES.values()}
+_MESSAGE_KEYS = _names(ai.Message, tagged=False)
+_ENTRY_KEYS: dict[Any, frozenset[str]] = {MessageEntry: _names(MessageEntry), CompactionEntry: _names(CompactionEntry)}
+_BLOCKS = tuple(_BLOCK_CLASSES.values())
+
+
+def has_extra(x: Entry | ai.Message | ai.Block) -> bool:
+    """Return whether ``x`` (an entry, a message or a block) or anything in it carries fields
+    no type declares (``extra``). O(blocks)."""
+    if isinstance(x, MessageEntry):
+        return x.extra is not _UNSET or has_extra(x.message)
+    if isinstance(x, ai.Message):
+        return x.extra is not _UNSET or any(b.extra is not _UNSET for b in x.content)
+    return getattr(x, "extra", _UNSET) is not _UNSET
+
+
+def _merge(out: dict[str, Any], extra: Any) -> dict[str, Any]:
+    """Put ``extra`` back into ``out`` (a struct's builtins) at the same level; a declared field that is
+    set wins over an ``extra`` of the same name (an explicit null read for a field later set)."""
+    if extra is not _UNSET:
+        out.pop(EXTRA, None)
+        for k, v in extra.items():
+            out.setdefault(k, v)
+    return out
+
+
 def encode_block(block: ai.Block) -> dict[str, Any]:
-    """Return the JSON-ready dict of one content block. Raises ``TypeError`` for a non-block."""
+    """Return the JSON-ready dict of one content block, its unknown fields included.
+    Raises ``TypeError`` for a non-block."""
     if not isinstance(block, _BLOCKS):
         raise TypeError(f"not a content block: {block!r}")
-    return msgspec.to_builtins(block)
-
-
-_BLOCKS = (ai.Text, ai.Reminder, ai.ToolCall, ai.Image, ai.File, ai.Thinking)
+    return _merge(msgspec.to_builtins(block), block.extra)
 
 
 def decode_block(d: dict[str, Any]) -> ai.Block:
-    """Return the content block of a dict made by :func:`encode_block` (nulls read as absent).
+    """Return the content block of a dict made by :func:`encode_block`.
 
-    Raises :class:`DecodeError` for an unknown block type, a missing key or
-    a value of the wrong JSON type (text must be a string, tool arguments an
-    object, binary data base64).
+    A null reads as absent; fields the block type does not declare are kept
+    in its ``extra``. Raises :class:`DecodeError` for an unknown block type,
+    a missing key or a value of the wrong JSON type (text must be a string,
+    tool arguments an object, binary data base64).
     """
-    if type(d) is not dict:
-        raise DecodeError("content block is not an object")
-    return _convert(_absent_nulls(d), ai.Block, "content block")
-
-
-def _absent_nulls(d: dict[str, Any]) -> dict[str, Any]:
-    """Return ``d`` without its ``null`` values (a null means the field is absent: its default)."""
-    return {k: v for k, v in d.items() if v is not None} if None in d.values() else d
-
-
-def _lenient_message(d: Any) -> Any:
-    """Return the JSON of a message with its lenient forms made strict: nulls dropped, ``content``
-    given as a string made one text block, null blocks' fields dropped. Anything else is left for
-    msgspec to accept or refuse."""
-    if type(d) is not dict:
-        return d
-    d = _absent_nulls(d)
-    content = d.get("content")
-    if type(content) is str:  # a shorthand some tools write
-        d = {**d, "content": [{"type": "text", "text": content}]}
-    elif type(content) is list and any(type(b) is dict and None in b.values() for b in content):
-        d = {**d, "content": [_absent_nulls(b) if type(b) is dict else b for b in content]}
-    return d
+    return _general_block(d)
 
 
 def encode_message(m: ai.Message) -> dict[str, Any]:
-    """Return the JSON-ready dict of a message (unset fields left out)."""
-    return msgspec.to_builtins(m)
+    """Return the JSON-ready dict of a message (unset fields left out, unknown ones written back)."""
+    return _message_builtins(m, msgspec.to_builtins(m))
+
+
+def _message_builtins(m: ai.Message, d: dict[str, Any]) -> dict[str, Any]:
+    if m.extra is not _UNSET:
+        _merge(d, m.extra)
+    if any(b.extra is not _UNSET for b in m.content):
+        for b, bd in zip(m.content, d.get("content", ())):
+            _merge(bd, b.extra)
+    return d
 
 
 def decode_message(d: dict[str, Any]) -> ai.Message:
     """Return the message of a dict made by :func:`encode_message`.
 
     ``content`` may also be a plain string (a shorthand some tools write) and
-    a null field reads as absent. Raises :class:`DecodeError` for a bad role,
-    injection or block, or a field of the wrong JSON type.
+    a null field reads as absent (and is written back as it was); fields no
+    type declares are kept in ``extra``. Raises :class:`DecodeError` for a
+    bad role, injection or block, or a field of the wrong JSON type.
     """
-    if type(d) is not dict:
-        raise DecodeError("message is not an object")
-    return _convert(_lenient_message(d), ai.Message, "message")
+    try:
+        return _general_message(d)
+    except UnicodeEncodeError:  # a lone surrogate: msgspec takes only strings UTF-8 can hold
+        return cast(ai.Message, _unhide(_general_message(_hide(d))))
 
 
 def encode(entry: Entry) -> dict[str, Any]:
-    """Return the JSON-ready dict of an entry. Raises ``TypeError`` for a non-entry.
+    """Return the JSON-ready dict of an entry (the line a store writes). Raises ``TypeError`` for a non-entry.
 
-    A custom entry's own fields (those a subclass declares) go inside
-    ``data``, beside the undeclared ones it carries.
+    A custom entry's fields (the ones its class declares and those in
+    ``data``) sit at the top level beside the header, unless one of them is
+    named like a header key (``type``, ``id``, ``parent_id``, ``created_at``,
+    ``kind``) or ``data``: then all of them go inside ``"data"`` (the layout
+    logs written before used), so they read back unchanged. Fields no type
+    declares (``extra``) are written back at their level.
     """
     if isinstance(entry, CustomEntry):
         return _encode_custom(entry)
     if isinstance(entry, (MessageEntry, CompactionEntry)):
-        return msgspec.to_builtins(entry)
+        d = msgspec.to_builtins(entry)
+        if isinstance(entry, MessageEntry):
+            _message_builtins(entry.message, d["message"])
+        elif not entry.parent_id:  # a root: no parent_id, as pi-go writes it (its own fields always are)
+            del d["parent_id"]
+        return _merge(d, entry.extra)
     raise TypeError(f"not an entry: {entry!r}")
+
+
+def custom_fields(entry: CustomEntry) -> dict[str, Any]:
+    """Return a custom entry's fields: those in ``data`` and those its class declares (the class's win).
+
+    What a reader shows or searches for a custom entry, whatever the layout
+    it was stored in. O(fields).
+    """
+    data = dict(entry.data)
+    for name in entry.__struct_fields__:
+        if name not in _CUSTOM_BASE:
+            data[name] = getattr(entry, name)
+    return data
 
 
 def encode_line(entry: Entry) -> bytes:
@@ -133,25 +196,24 @@ def encode_line(entry: Entry) -> bytes:
         )
     if isinstance(entry, CustomEntry):
         return (json.dumps(_encode_custom(entry), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    if isinstance(entry, (MessageEntry, CompactionEntry)):
-        return _encoder.encode(entry) + b"\n"
+    if isinstance(entry, MessageEntry):
+        return _encoder.encode(encode(entry) if has_extra(entry) else entry) + b"\n"
+    if isinstance(entry, CompactionEntry):
+        return _encoder.encode(encode(entry)) + b"\n"
     raise TypeError(f"not an entry: {entry!r}")
 
 
 def _encode_custom(entry: CustomEntry) -> dict[str, Any]:
-    data = dict(entry.data)
-    for name in entry.__struct_fields__:
-        if name not in _CUSTOM_BASE:
-            data[name] = getattr(entry, name)
-    out: dict[str, Any] = {
-        "type": "custom",
-        "id": entry.id,
-        "parent_id": entry.parent_id,
-        "created_at": entry.created_at,
-        "kind": entry.kind,
-    }
-    if data:
-        out["data"] = data
+    fields = custom_fields(entry)
+    out: dict[str, Any] = {"type": "custom", "id": entry.id}
+    if entry.parent_id:
+        out["parent_id"] = entry.parent_id
+    out["created_at"] = entry.created_at
+    out["kind"] = entry.kind
+    if _NESTED.isdisjoint(fields):
+        out.update(fields)
+    else:
+        out["data"] = fields
     return out
 
 
@@ -166,16 +228,19 @@ def decode(d: dict[str, Any]) -> Entry:
 
     msgspec converts the dict into the entry types, the same types and rules
     as the fast path (:func:`decode_lines`), so a new field decodes on both
-    paths alike. A dict it refuses gets the lenient forms a log may hold made
-    strict (:func:`_lenient`: a null value reads as absent, so a null
-    ``parent_id`` makes a root; ``content`` as a string; a float
-    ``tokens_before``) and is converted again. A custom entry decodes into the
-    class registered for its kind, or a bare :class:`CustomEntry`; fields the
-    class does not declare go to ``data``. A legacy top-level ``"meta"`` key is
-    ignored (rule R13; stores count and report it). Raises :class:`DecodeError`
-    for an unknown ``type``, a missing key, or a value of the wrong JSON type
-    (header fields must be strings, ``data`` an object, ``tokens_before`` a
-    number), naming the field. O(size of the entry).
+    paths alike. A dict it refuses is read field by field (see the module
+    docs): fields no type declares go to ``extra`` at their level, explicit
+    nulls of declared ones too (read as absent: a null ``parent_id`` makes a
+    root), and the lenient forms are made strict (``content`` as a string, a
+    float ``tokens_before``, a file's old ``name``). A custom entry's fields
+    are every key beside the header (or, in logs written before, the keys of
+    its ``"data"`` object); it decodes into the class registered for its
+    kind, or a bare :class:`CustomEntry`, and fields the class does not
+    declare go to ``data``. A legacy top-level ``"meta"`` is kept (in
+    ``extra``) and read by nothing (rule R13; stores count and report it).
+    Raises :class:`DecodeError` for an unknown ``type``, a missing key, or a
+    value of the wrong JSON type (header fields must be strings,
+    ``tokens_before`` a number), naming the field. O(size of the entry).
     """
     if type(d) is not dict:
         raise DecodeError("entry is not a JSON object")
@@ -185,13 +250,91 @@ def decode(d: dict[str, Any]) -> Entry:
         raise DecodeError("entry has no 'type'" if t is None else f"unknown entry type {t!r}")
     if "id" not in d:
         raise DecodeError(f"{t} entry is missing 'id'")
+    if cls is CustomEntry:
+        return _decode_custom(d)
     try:
-        e = msgspec.convert(d, cls)
-    except msgspec.ValidationError:
-        e = _convert(_lenient(d), cls, f"{t} entry")
+        return _decode_entry(d, cls, str(t))
     except UnicodeEncodeError:  # a lone surrogate: msgspec takes only strings UTF-8 can hold
-        e = _unhide(_convert(_lenient(_hide(d)), cls, f"{t} entry"))
-    return _registered(e) if type(e) is CustomEntry else e
+        return cast(Entry, _unhide(_decode_entry(_hide(d), cls, str(t))))
+
+
+def _decode_entry(d: dict[str, Any], cls: Any, t: str) -> Entry:
+    try:
+        e = msgspec.convert(d, cls)  # strict: nothing unknown, nothing lenient
+        if not has_extra(e):
+            return cast(Entry, e)
+    except msgspec.ValidationError:
+        pass
+    kept, extra = _split(d, _ENTRY_KEYS[cls])
+    if any(type(kept.get(k, "")) is not str for k in ("id", "parent_id", "created_at")):
+        raise DecodeError(f"{t} entry: id, parent_id and created_at must be strings")
+    if cls is MessageEntry and "message" in kept:
+        kept["message"] = _general_message(kept["message"])
+    elif cls is CompactionEntry and type(kept.get("tokens_before")) is float:
+        tokens = kept["tokens_before"]
+        try:
+            kept["tokens_before"] = int(tokens)
+        except (ValueError, OverflowError):
+            raise DecodeError(f"bad compaction entry: 'tokens_before' must be a finite number, not {tokens}") from None
+    e = _convert(kept, cls, f"{t} entry")
+    if extra:
+        e.extra = extra
+    return cast(Entry, e)
+
+
+def _split(d: dict[str, Any], known: frozenset[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return ``d``'s declared fields that are set, and the rest (unknown fields, explicit nulls): its ``extra``."""
+    kept: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for k, v in d.items():
+        if k in known and v is not None:
+            kept[k] = v
+        else:
+            extra[k] = v
+    return kept, extra
+
+
+def _general_message(d: Any) -> ai.Message:
+    if type(d) is not dict:
+        raise DecodeError("message is not an object")
+    kept, extra = _split(d, _MESSAGE_KEYS)
+    content = kept.get("content")
+    if type(content) is str:  # a shorthand some tools write
+        kept["content"] = [ai.Text(content)]
+    elif type(content) is list:
+        kept["content"] = [_general_block(b) for b in content]
+    m = _convert(kept, ai.Message, "message")
+    if extra:
+        m.extra = extra
+    return cast(ai.Message, m)
+
+
+def _general_block(b: Any) -> ai.Block:
+    if type(b) is not dict:
+        raise DecodeError("content block is not an object")
+    t = b.get("type")
+    cls = _BLOCK_CLASSES.get(t) if type(t) is str else None
+    if cls is None:
+        raise DecodeError("content block has no 'type'" if t is None else f"unknown content block type {t!r}")
+    if cls is ai.File and "name" in b and "filename" not in b:  # the name logs written before used
+        b = {("filename" if k == "name" else k): v for k, v in b.items()}
+    kept, extra = _split(b, _BLOCK_KEYS[cls])
+    block = _convert(kept, cls, "content block")
+    if extra:
+        block.extra = extra
+    return cast(ai.Block, block)
+
+
+def _decode_custom(d: dict[str, Any]) -> CustomEntry:
+    """Return the custom entry of ``d``: its header, kind, and every other key as its fields (the keys of a
+    lone ``"data"`` object in the layout logs written before used)."""
+    head = {k: "" if d.get(k) is None else d[k] for k in ("id", "parent_id", "created_at", "kind")}
+    if any(type(v) is not str for v in head.values()):
+        raise DecodeError("custom entry: id, parent_id, created_at and kind must be strings")
+    fields = {k: v for k, v in d.items() if k not in _CUSTOM_HEADER}
+    if len(fields) == 1 and type(fields.get("data")) is dict:
+        fields = fields["data"]
+    return _registered(CustomEntry(**head, data=fields))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -221,29 +364,6 @@ def _unhide(v: Any) -> Any:
         for name in v.__struct_fields__:
             setattr(v, name, _unhide(getattr(v, name)))
     return v
-
-
-def _lenient(d: dict[str, Any]) -> dict[str, Any]:
-    """Return an entry's JSON with the lenient forms made strict (see :func:`decode`); checks the header."""
-    t = d["type"]
-    d = _absent_nulls(d)
-    if any(type(d.get(k, "")) is not str for k in ("id", "parent_id", "created_at")):
-        raise DecodeError(f"{t} entry: id, parent_id and created_at must be strings")
-    if "meta" in d:
-        d = {k: v for k, v in d.items() if k != "meta"}
-    if t == "message":
-        if "message" in d:
-            d = {**d, "message": _lenient_message(d["message"])}
-    elif t == "compaction":
-        tokens = d.get("tokens_before")
-        if type(tokens) is float:
-            try:
-                d = {**d, "tokens_before": int(tokens)}
-            except (ValueError, OverflowError):
-                raise DecodeError(
-                    f"bad compaction entry: 'tokens_before' must be a finite number, not {tokens}"
-                ) from None
-    return d
 
 
 _MISSING = re.compile(r"Object missing required field `(\w+)`")
@@ -285,30 +405,108 @@ def _registered(e: CustomEntry) -> CustomEntry:
     return cls(id=e.id, parent_id=e.parent_id, created_at=e.created_at, kind=e.kind, data=data, **known)
 
 
-_decode_lines = msgspec.json.Decoder(Union[MessageEntry, CompactionEntry, CustomEntry]).decode_lines
+_typed = msgspec.json.Decoder(Union[MessageEntry, CompactionEntry, CustomEntry])
+_decode_lines, _decode_one = _typed.decode_lines, _typed.decode
+_json = msgspec.json.Decoder().decode
+_EXTRA_BYTES = EXTRA.encode()
 
 
 def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
     """Return the entries of JSON lines (one entry object per line), or ``None``
-    when any part of them is not the strict layout.
+    when a line is not an entry the codec reads (bad JSON, a wrong field), so
+    the caller can find and name it.
 
     The fast path: msgspec parses the bytes straight into the entry types,
     with no intermediate dicts (2–3× faster than parsing to dicts and
-    decoding those). It is strict where :func:`decode` is lenient (a null
-    ``parent_id``, string ``content``, a float ``tokens_before``, an empty
-    ``id``) and refuses anything invalid, without saying where: on ``None``
-    the caller decodes line by line with :func:`decode`, which accepts the
-    lenient forms and names what is wrong. Blank lines are skipped and an
-    object may span lines, so a caller that numbers lines checks the count.
-    Custom entries come back as their registered class. O(size).
+    decoding those). When some line is more than the strict layout (a field
+    no type declares, a custom entry's top-level fields, a null, a lenient
+    form), the lines are decoded one by one: each strictly, and the ones
+    refused on the general path (:func:`decode`), so unknown fields are kept
+    at the cost of only the lines that have them. Blank lines are skipped
+    and an object may span lines in the one-pass decode, so a caller that
+    numbers lines checks the count. An empty ``id`` gives ``None``. Custom
+    entries come back as their registered class. O(size).
     """
+    raw = cast(bytes, buf.obj if isinstance(buf, memoryview) else buf)
+    spelled = _EXTRA_BYTES in raw  # a line spells the extra field's own name: read every line field by field
     try:
+        if spelled:
+            raise ValueError
         entries = cast("list[Entry]", _decode_lines(buf))
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
-        return None
+        data = bytes(buf)
+        some = _line_by_line(data, strict=False) if spelled else _by_runs(data)
+        if some is None:
+            return None
+        entries = some
     for i, e in enumerate(entries):
         if not e.id:
             return None
         if type(e) is CustomEntry:
             entries[i] = _registered(e)
     return entries
+
+
+_CUSTOM_MARK = b'"type":"custom"'
+
+
+def _by_runs(data: bytes) -> list[Entry] | None:
+    """Return the entries of ``data``'s lines: each line that may be a custom entry (it holds
+    ``"type":"custom"``, which no string value can hold unescaped) on its own, the runs of lines between
+    them in one pass each (line by line if a run is refused); ``None`` when a line does not decode.
+
+    A custom entry's fields are top-level keys, which the strict types refuse, so a log with some keeps
+    the one-pass speed for everything else. O(size)."""
+    view = memoryview(data)
+    out: list[Entry] = []
+    pos, n = 0, len(data)
+    while pos < n:
+        hit = data.find(_CUSTOM_MARK, pos)
+        if hit < 0:
+            start = end = n
+        else:
+            start = max(pos, data.rfind(b"\n", pos, hit) + 1)
+            end = data.find(b"\n", hit)
+            end = n if end < 0 else end + 1
+        if start > pos:
+            try:
+                out.extend(cast("list[Entry]", _decode_lines(view[pos:start])))
+            except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+                run = _line_by_line(data[pos:start], strict=True)
+                if run is None:
+                    return None
+                out.extend(run)
+        if end > start:
+            line = _line_by_line(data[start:end], strict=True)
+            if line is None:
+                return None
+            out.extend(line)
+        pos = end
+    return out
+
+
+def _line_by_line(data: bytes, strict: bool) -> list[Entry] | None:
+    """Return the entries of ``data``'s lines, each decoded strictly (``strict``) or else on the general
+    path; ``None`` when a line does not decode at all. Blank lines are skipped."""
+    out: list[Entry] = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        if strict:
+            try:
+                out.append(cast(Entry, _decode_one(line)))
+                continue
+            except (msgspec.MsgspecError, TypeError, RecursionError):
+                pass
+        try:
+            obj = _json(line)
+        except (msgspec.MsgspecError, RecursionError):
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                return None
+        try:
+            out.append(decode(obj))
+        except DecodeError:
+            return None
+    return out

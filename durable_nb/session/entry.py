@@ -27,14 +27,17 @@ from typing import Any
 
 import msgspec
 
-from ..ai import Injection, Message
+from ..ai import EXTRA, Extra, Injection, Message
 
 
-class Entry(msgspec.Struct, tag_field="type"):
+class Entry(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
     """The header every entry shares. ``parent_id == ""`` marks a root.
 
     The header fields come first (on the wire too); a subclass's own fields
-    are keyword-only.
+    are keyword-only. ``created_at`` is an RFC 3339 time (:func:`now`): the
+    agent stamps every entry it appends, a fork stamps a copied entry that
+    has none, as pi-go refuses an empty one (a missing one it reads as the
+    zero time).
     """
 
     id: str = ""
@@ -42,10 +45,16 @@ class Entry(msgspec.Struct, tag_field="type"):
     created_at: str = ""
 
 
-class MessageEntry(Entry, kw_only=True, tag="message", gc=False):
-    """An entry that wraps one message (ordinary, meta or ephemeral)."""
+class MessageEntry(Entry, kw_only=True, tag="message", gc=False, omit_defaults=True):
+    """An entry that wraps one message (ordinary, meta or ephemeral).
+
+    On the wire an empty ``parent_id`` (a root) is left out, as pi-go writes
+    it. ``extra`` holds fields the log gave that no entry declares (pi-go's
+    legacy ``"meta": true`` among them), written back beside the others.
+    """
 
     message: Message
+    extra: Extra = msgspec.field(default=msgspec.UNSET, name=EXTRA)
 
     @property
     def injected(self) -> Injection | None:
@@ -65,6 +74,7 @@ class CompactionEntry(Entry, kw_only=True, tag="compaction", gc=False):
     summary: str = ""
     first_kept_id: str = ""
     tokens_before: int = 0
+    extra: Extra = msgspec.field(default=msgspec.UNSET, name=EXTRA)
 
 
 class CustomEntry(Entry, kw_only=True, tag="custom"):
@@ -78,12 +88,14 @@ class CustomEntry(Entry, kw_only=True, tag="custom"):
             body: str = ""
         register_custom("note", Note)
 
-    On the wire the subclass's fields are kept inside ``data``, so any
-    reader, registered or not, sees ``{"type": "custom", "kind", "data"}``.
-
-    ``data`` holds fields the class does not declare (an unregistered kind
-    decodes to a bare ``CustomEntry`` whose ``data`` holds all of them), so a
-    round trip through a store loses nothing.
+    On the wire the fields sit at the top level beside the header, as pi-go
+    writes a custom entry: ``{"type": "custom", "id", "parent_id",
+    "created_at", "kind": "note", "body": ...}``. ``data`` holds the fields
+    the class does not declare (an unregistered kind decodes to a bare
+    ``CustomEntry`` whose ``data`` holds all of them), so a round trip
+    through a store loses nothing. Logs written before this layout nest the
+    fields under ``"data"``; they still load (see
+    :func:`durable_nb.session.codec.encode`).
     """
 
     kind: str = ""

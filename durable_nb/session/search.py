@@ -39,9 +39,9 @@ def search_text(entry: Entry) -> str:
 
     O(size of the entry)."""
     if isinstance(entry, CustomEntry):
-        from .codec import encode
+        from .codec import custom_fields
 
-        data = encode(entry).get("data")
+        data = custom_fields(entry)
         return entry.kind + (" " + json.dumps(data, ensure_ascii=False, default=str) if data else "")
     return display_text(entry)
 

@@ -101,7 +101,7 @@ def _entry(e: Entry) -> str:
             f"the model sees this summary instead:\n\n{md_text(e.summary)}"
         )
     if isinstance(e, CustomEntry):
-        data = json.dumps(codec.encode(e).get("data") or {}, ensure_ascii=False, indent=2, default=str)
+        data = json.dumps(codec.custom_fields(e), ensure_ascii=False, indent=2, default=str)
         return f"**Custom entry** {_code(e.kind)} · {_code(e.id[:8])} (kept, never sent to the model)\n\n{_fenced(data, 'json')}"
     return f"**{type(e).__name__}** · {_code(e.id[:8])}"
 

@@ -114,15 +114,25 @@ def test_unencodable_entry_writes_nothing(store):
 def test_jsonl_layout_follows_pi_go(tmp_path):
     st = session.JsonlStore(tmp_path)
     st.create_session("s")
-    st.append_entries("s", [msg("1", text="hi", injected="meta")])
-    first, second = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    root = msg("1", text="hi", injected="meta")
+    root.created_at = "2026-03-02T09:00:01Z"
+    child = msg("2", "1", text="ok")
+    child.created_at = "2026-03-02T09:00:02.5Z"
+    st.append_entries("s", [root, child])
+    first, second, third = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
     assert first["type"] == "session_init" and first["id"] == "s" and first["parent_id"] == ""
-    assert second == {
+    assert second == {  # a root's empty parent_id is left out, as pi-go's omitempty does
         "type": "message",
         "id": "1",
-        "parent_id": "",
-        "created_at": "",
+        "created_at": "2026-03-02T09:00:01Z",
         "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "injected": "meta"},
+    }
+    assert third == {
+        "type": "message",
+        "id": "2",
+        "parent_id": "1",
+        "created_at": "2026-03-02T09:00:02.5Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "ok"}]},
     }
 
 

@@ -296,7 +296,7 @@ def _write_log(tmp_path, *lines: str, end: str = "\n") -> JsonlStore:
         ('{"type":"message","id":"x","parent_id":"a"}', "missing 'message'"),
         ('{"type":"message","id":"x","message":{"content":[]}}', "missing 'role'"),
         ('{"type":"message","id":"x","message":{"role":"robot","content":[]}}', "role"),
-        ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text"}]}}', "missing 'text'"),
+        ('{"type":"message","id":"x","message":{"role":"user","content":[{"type":"reminder"}]}}', "missing 'text'"),
         (
             '{"type":"message","id":"x","message":{"role":"user","content":[{"type":"text","text":5}]}}',
             "must be a string",
@@ -305,7 +305,7 @@ def _write_log(tmp_path, *lines: str, end: str = "\n") -> JsonlStore:
         ('{"type":"message","id":"x","message":{"role":"user","injected":"always","content":[]}}', "always"),
         ('{"type":"message","id":["x"],"message":{"role":"user","content":[]}}', "must be strings"),
         ('{"type":"compaction","id":"x","tokens_before":"many"}', "tokens_before"),
-        ('{"type":"custom","id":"x","kind":"k","data":[1]}', "'data' must be an object"),
+        ('{"type":"custom","id":"x","kind":["k"],"body":1}', "kind must be strings"),
     ],
 )
 def test_a_bad_line_mid_file_names_file_and_line(tmp_path, bad, says):
