@@ -31,6 +31,14 @@ class Note(session.CustomEntry):
 session.register_custom("note", Note)
 
 
+@pytest.fixture(autouse=True)
+def artifact_unregistered(monkeypatch):
+    """Other tests register kind "artifact" with fields of their own; here it is pi-go's, unregistered."""
+    from durable_nb.session import entry
+
+    monkeypatch.delitem(entry._CUSTOM, "artifact", raising=False)
+
+
 def lines(f: Path) -> list[dict]:
     return [json.loads(x) for x in f.read_text(encoding="utf-8").splitlines()]
 
