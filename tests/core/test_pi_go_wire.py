@@ -28,14 +28,13 @@ class Note(session.CustomEntry):
     body: str = ""
 
 
-session.register_custom("note", Note)
-
-
 @pytest.fixture(autouse=True)
-def artifact_unregistered(monkeypatch):
-    """Other tests register kind "artifact" with fields of their own; here it is pi-go's, unregistered."""
+def kinds(monkeypatch):
+    """Kinds as fidgen has them: "note" is Note, "artifact" unregistered (other tests register both kinds,
+    with fields of their own)."""
     from durable_nb.session import entry
 
+    monkeypatch.setitem(entry._CUSTOM, "note", Note)
     monkeypatch.delitem(entry._CUSTOM, "artifact", raising=False)
 
 
