@@ -16,8 +16,8 @@ and a field a log spells out with that empty value reads the same as one
 left out (it is written back left out); binary block data is base64. A custom entry's fields sit at the top level
 beside the header (logs written before nest them under ``"data"``, which
 still loads; a custom entry whose fields would collide with the header, or
-that has a field named ``data``, is written that nested way too, so it
-reads back as it was).
+whose only field is an object named ``data``, is written that nested way
+too, so it reads back as it was).
 
 **Nothing read is dropped.** A field no type declares, on an entry, a
 message or a block (pi-go's legacy ``"meta": true``, a newer tool's
@@ -55,7 +55,6 @@ from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_cla
 
 _CUSTOM_BASE = frozenset({"id", "parent_id", "created_at", "kind", "data"})
 _CUSTOM_HEADER = frozenset({"type", "id", "parent_id", "created_at", "kind"})
-_NESTED = _CUSTOM_HEADER | {"data"}  # custom fields that make an entry use the nested "data" layout
 _UNSET = msgspec.UNSET
 
 
@@ -151,8 +150,9 @@ def encode(entry: Entry) -> dict[str, Any]:
     A custom entry's fields (the ones its class declares and those in
     ``data``) sit at the top level beside the header, unless one of them is
     named like a header key (``type``, ``id``, ``parent_id``, ``created_at``,
-    ``kind``) or ``data``: then all of them go inside ``"data"`` (the layout
-    logs written before used), so they read back unchanged. Fields no type
+    ``kind``) or the only one is an object named ``data``: then all of them
+    go inside ``"data"`` (the layout logs written before used), so they read
+    back unchanged. Fields no type
     declares (``extra``) are written back at their level.
     """
     if isinstance(entry, CustomEntry):
@@ -210,9 +210,9 @@ def _encode_custom(entry: CustomEntry) -> dict[str, Any]:
         out["parent_id"] = entry.parent_id
     out["created_at"] = entry.created_at
     out["kind"] = entry.kind
-    if _NESTED.isdisjoint(fields):
+    if _CUSTOM_HEADER.isdisjoint(fields) and not _lone_data(fields):
         out.update(fields)
-    else:
+    else:  # read back as it is only nested (see _decode_custom)
         out["data"] = fields
     return out
 
@@ -325,6 +325,11 @@ def _general_block(b: Any) -> ai.Block:
     return cast(ai.Block, block)
 
 
+def _lone_data(fields: dict[str, Any]) -> bool:
+    """True when a custom entry's only field is an object named ``data``: the nested layout."""
+    return len(fields) == 1 and type(fields.get("data")) is dict
+
+
 def _decode_custom(d: dict[str, Any]) -> CustomEntry:
     """Return the custom entry of ``d``: its header, kind, and every other key as its fields (the keys of a
     lone ``"data"`` object in the layout logs written before used)."""
@@ -332,7 +337,7 @@ def _decode_custom(d: dict[str, Any]) -> CustomEntry:
     if any(type(v) is not str for v in head.values()):
         raise DecodeError("custom entry: id, parent_id, created_at and kind must be strings")
     fields = {k: v for k, v in d.items() if k not in _CUSTOM_HEADER}
-    if len(fields) == 1 and type(fields.get("data")) is dict:
+    if _lone_data(fields):
         fields = fields["data"]
     return _registered(CustomEntry(**head, data=fields))
 
