@@ -43,14 +43,16 @@ class Injection(str, enum.Enum):
         return self.value
 
 
-EXTRA = "__extra__"
+EXTRA = "extra\x7f"
 """The JSON name of the ``extra`` field every message, block and entry struct has.
 
 ``extra`` holds the fields a log gave that the type does not declare
 (``msgspec.UNSET`` when there are none: the usual case, which costs
 nothing). The codec writes them back beside the declared ones, never under
-this name, and a log line that holds this name itself is read on the
-codec's general path, which keeps it as an unknown field like any other.
+this name; it ends in a DEL character, which a log almost never holds, so
+the codec's check that no line spells it is one byte search, and a log that
+does spell it is read on the general path, which keeps it as an unknown
+field like any other (a ``\\u007f`` escape of it is not looked for).
 """
 
 

@@ -433,7 +433,7 @@ def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
     entries come back as their registered class. O(size).
     """
     raw = cast(bytes, buf.obj if isinstance(buf, memoryview) else buf)
-    spelled = _EXTRA_BYTES in raw  # a line spells the extra field's own name: read every line field by field
+    spelled = b"\x7f" in raw and _EXTRA_BYTES in raw  # a line spells ai.EXTRA: read every line field by field
     try:
         if spelled:
             raise ValueError
