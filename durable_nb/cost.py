@@ -141,15 +141,21 @@ def tally(messages: Iterable[ai.Message], start: Tally | None = None) -> Tally:
     for m in messages:
         if m.role != "assistant":
             continue
-        if not m.usage:  # the common case of a model that reports nothing (offline): unknown, no tokens
+        u = m.usage
+        if not u:  # the common case of a model that reports nothing (offline): unknown, no tokens
             unpriced += 1
             continue
-        counted = tokens(m)
-        if counted is not None:
-            reported += 1
-            tin += counted[0]
-            tout += counted[1]
-        c = message_cost(m)
+        # tokens() and message_cost() inlined: this loop runs over a whole session at %durable show
+        inp, out = _count(u, "input_tokens"), _count(u, "output_tokens")
+        read = write = 0
+        if "cache_creation_input_tokens" in u or "cache_read_input_tokens" in u:
+            read, write = _count(u, "cache_read_input_tokens"), _count(u, "cache_creation_input_tokens")
+            if "cache_creation_input_tokens" in u:
+                inp += read + write
+        reported += 1
+        tin += inp
+        tout += out
+        c = _price(m.model, inp, out, read, write) if m.model else None
         if c is None:
             unpriced += 1
         else:

@@ -122,7 +122,6 @@ from .session import (
     kept_from,
     model_view,
     transcript_view,
-    view_builder,
 )
 from .session.labels import label_of
 
@@ -387,6 +386,30 @@ def _views(
     }
 
 
+# agent -> {"session" or "path": (entries counted, id of the last one, their Tally)}: what a widget
+# counted, so the next widget of the agent (another %durable show) tallies only what came since.
+_tallies: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, str, Tally]]] = weakref.WeakKeyDictionary()
+
+
+def _kept_tally(agent: Any, kind: str, entries: list[Entry]) -> Tally:
+    """Return the :func:`~durable_nb.cost.tally` of the messages of ``entries`` (``kind``
+    ``"session"``: the agent's whole log; ``"path"``: a root-first path), starting from the tally
+    kept for ``agent`` when ``entries`` extends what it counted, and keep the result.
+    O(entries not counted before); O(len(entries)) the first time."""
+    n, last, t = _tallies.get(agent, {}).get(kind, (0, "", Tally()))
+    if not (0 < n <= len(entries) and entries[n - 1].id == last):
+        n, t = 0, Tally()
+    t = tally((e.message for e in entries[n:] if isinstance(e, MessageEntry)), t)
+    _keep_tally(agent, kind, len(entries), entries[-1].id if entries else "", t)
+    return t
+
+
+def _keep_tally(agent: Any, kind: str, n: int, last: str, t: Tally) -> None:
+    """Keep ``t`` as the tally of ``agent``'s first ``n`` entries (``kind``: see :func:`_kept_tally`)
+    ending with entry ``last``. O(1)."""
+    _tallies.setdefault(agent, {})[kind] = (n, last, t)
+
+
 class _Followed:
     """The views of the active path, kept up to date as it grows (what the widget shows
     while following the leaf): O(new entries) per extension, O(depth) to start over."""
@@ -399,7 +422,7 @@ class _Followed:
         """Start over from the agent's active path. O(depth)."""
         path = self.agent.path()
         self.leaf = self.agent.leaf_id
-        self.builder: ViewBuilder = view_builder(path)
+        self.builder: ViewBuilder = self.agent.view_builder()  # the agent's kept view, copied
         self.transcript: list[Entry] = transcript_view(path)
         self.path = path
         # message -> entry id, for the messages the views show: filled backwards from the end as far as
@@ -416,7 +439,7 @@ class _Followed:
         self.last: Entry | None = path[-1] if path else None
         self.elided = elided_count(path)
         self.elided_ids = frozenset(e.id for e in path[: self.elided])  # what its latest compaction elides
-        self.cost = tally(e.message for e in path if isinstance(e, MessageEntry))
+        self.cost = _kept_tally(self.agent, "path", path)
 
     def move(self, new: int) -> bool:
         """Follow the agent's leaf; ``new``: how many entries were appended since the last call.
@@ -454,6 +477,7 @@ class _Followed:
         self.depth += len(chain)
         self.last = chain[-1]
         self.leaf = leaf
+        _keep_tally(self.agent, "path", self.depth, leaf, self.cost)
         return True
 
     def _cover(self, limit: int) -> None:
@@ -666,7 +690,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._followed = _Followed(self.agent)
-        self._session_tally = tally(e.message for e in entries if isinstance(e, MessageEntry))
+        self._session_tally = _kept_tally(self.agent, "session", entries)
         self._rev = getattr(self, "_rev", 0) + 1
 
     def _tree_state(self, changed_from: int) -> dict[str, Any]:
@@ -725,6 +749,7 @@ class SessionWidget(anywidget.AnyWidget):
                     self._session_tally = tally(
                         (e.message for e in new if isinstance(e, MessageEntry)), self._session_tally
                     )
+                    _keep_tally(agent, "session", self._count, self._last_id, self._session_tally)
                 changed = self._layout.take_changes()
                 elided = self._followed.elided
                 if not self._followed.move(len(new)) or self._followed.elided != elided:

@@ -70,6 +70,11 @@ class ActivePath:
         view = self._built()
         return view.system.text() if view.system is not None else None
 
+    def view_builder(self) -> ViewBuilder:
+        """Return a copy of the path's model view builder (:func:`~durable_nb.session.view_builder` of
+        :meth:`entries`), for a caller to extend. O(depth) at C speed for the copy, O(depth) once to build."""
+        return self._built().copy()
+
     def run_view(self, extra: list[Entry]) -> RunView:
         """Return the model view of a run that starts here with input ``extra`` (ephemeral entries included).
 

@@ -23,6 +23,7 @@ from ..session import (
     MemoryStore,
     MessageEntry,
     Store,
+    ViewBuilder,
     check_session_id,
     is_ephemeral,
     is_turn_start,
@@ -299,6 +300,13 @@ class Agent:
         O(1) (after the leaf moved, once: O(entries between the old and the new leaf)).
         """
         return self._active.system()
+
+    def view_builder(self) -> ViewBuilder:
+        """Return a copy of the active path's model view builder, kept up to date by the agent:
+        ``view_builder().messages()`` is ``model_view(self.path())``; the caller may extend it
+        (:meth:`~durable_nb.session.ViewBuilder.add`). O(depth) at C speed (a list copy); O(depth)
+        once after the leaf moved elsewhere."""
+        return self._active.view_builder()
 
     def transcript(self) -> list[Entry]:
         """Return the transcript view of the active path."""

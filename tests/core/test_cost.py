@@ -79,6 +79,26 @@ def test_a_tally_with_one_unpriced_reply_has_unknown_cost_and_keeps_the_known_pa
     assert tally([]) == Tally() and tally([]).cost == 0
 
 
+def test_a_tally_sums_what_tokens_and_message_cost_say_of_each_reply():
+    msgs = [
+        reply("claude-sonnet-4-5-20250929", input_tokens=12, output_tokens=300, cache_creation_input_tokens=1000),
+        reply("claude-sonnet-4-5-20250929", input_tokens=3, output_tokens=9, cache_read_input_tokens=400),
+        reply("gpt-4o-mini", input_tokens=5000, output_tokens=10, cache_read_input_tokens=4000),
+        reply("gpt-4o-mini", input_tokens=7, output_tokens=2),
+        reply(None, input_tokens=10, output_tokens=5),
+        ai.user_message("q"),
+    ]
+    t = tally(msgs)
+    counted = [tokens(m) for m in msgs[:5]]
+    prices = [message_cost(m) for m in msgs[:5]]
+    known = sum((p for p in prices if p is not None), Decimal(0))
+    priced = sum(p is not None for p in prices)
+    assert priced >= 3 and known > 0
+    expected = Tally(sum(c[0] for c in counted), sum(c[1] for c in counted), None, priced, 5 - priced, 5, known)
+    assert t == expected
+    assert tally(msgs[2:], tally(msgs[:2])) == t
+
+
 def test_an_agent_run_records_what_prices_it():
     def model(messages):
         return ai.assistant_message(

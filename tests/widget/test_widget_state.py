@@ -262,6 +262,47 @@ def test_the_kept_layout_and_views_equal_fresh_ones_after_every_change(recording
     check()
 
 
+def test_another_widget_of_the_agent_starts_from_the_kept_tallies_and_view(recording):
+    """A second %durable show tallies only what came since the first (the kept tallies) and copies the
+    agent's model view: its costs and views are still what the whole session and path give."""
+    from durable_nb.cost import tally
+    from durable_nb.session import MemoryStore
+    from durable_nb.widget import cost_text
+
+    turns = iter(range(1, 100))
+
+    def model(messages):
+        n = next(turns)
+        return ai.assistant_message("ok", model="gpt-4o-mini", usage={"input_tokens": 10 * n, "output_tokens": n})
+
+    a = durable.Agent(model=model, store=MemoryStore())
+    a.append(durable.system("Answer briefly."))
+
+    def fresh_widget_agrees():
+        w = SessionWidget(a)
+        msgs = [e.message for e in a.entries() if isinstance(e, MessageEntry)]
+        path_msgs = [e.message for e in a.path() if isinstance(e, MessageEntry)]
+        assert w.session_cost == cost_text(tally(msgs)) and "$" in w.session_cost
+        assert w.views == views_at(a.path(), a.leaf_id, True, w.view_limit)[0]
+        assert w.views["cost"] == cost_text(tally(path_msgs))
+        assert w._followed.builder.messages() == model_view(a.path())
+        return w
+
+    a.run("first").wait()
+    first = fresh_widget_agrees()
+    a.run("second").wait()
+    fresh_widget_agrees()
+    a.branch(a.path()[2].id)  # the path no longer extends the kept one
+    a.run("a branch").wait()
+    fresh_widget_agrees()
+    first.sync()
+    a.run("after a sync").wait()
+    fresh_widget_agrees()
+    a.branch("")
+    a.run("a second root").wait()
+    fresh_widget_agrees()
+
+
 def test_relayout_hides_a_kind_and_hangs_its_children_off_the_nearest_drawn_entry(recording, agent):
     from durable_nb.session import CustomEntry
 
