@@ -87,6 +87,12 @@ class Layout:
         lay.take_changes()
         return lay
 
+    def copy(self) -> Layout:
+        """Return an independent copy (each list and the id index copied: O(n) at C speed)."""
+        c = Layout.__new__(Layout)
+        c.__dict__.update({k: v.copy() if isinstance(v, (list, dict)) else v for k, v in self.__dict__.items()})
+        return c
+
     def __len__(self) -> int:
         return len(self._lines)
 

@@ -65,3 +65,17 @@ def test_adding_one_at_a_time_equals_laying_out_at_once():
             )
             assert drawn(built) == drawn(lay)
             assert [lay.position(x) for x in lay.lines] == list(range(len(lay.lines)))
+
+
+def test_a_copy_grows_apart_from_its_original():
+    lay = Layout()
+    for entry_id, parent in [("a", ""), ("b", "a"), ("c", "b")]:
+        lay.add(entry_id, parent)
+    before = drawn(lay)
+    twin = lay.copy()
+    twin.add("d", "a")  # a branch point in the copy only
+    twin.add("x", "")
+    assert drawn(lay) == before and lay.position("c") == 2
+    lay.add("e", "c")
+    assert "e" not in twin and twin.kids_of("a") == 2 and twin.lines[0] == START
+    assert drawn(lay) == [*before[:2], ("c", 0, "cont", 1), ("e", 0, "cont", 0)]

@@ -263,8 +263,9 @@ def test_the_kept_layout_and_views_equal_fresh_ones_after_every_change(recording
 
 
 def test_another_widget_of_the_agent_starts_from_the_kept_tallies_and_view(recording):
-    """A second %durable show tallies only what came since the first (the kept tallies) and copies the
-    agent's model view: its costs and views are still what the whole session and path give."""
+    """A second %durable show tallies only what came since the first (the kept tallies), copies the
+    agent's model view and the first widget's layout: its costs, views and lines are still what the
+    whole session and path give, and every widget keeps its own layout up to date."""
     from durable_nb.cost import tally
     from durable_nb.session import MemoryStore
     from durable_nb.widget import cost_text
@@ -277,15 +278,24 @@ def test_another_widget_of_the_agent_starts_from_the_kept_tallies_and_view(recor
 
     a = durable.Agent(model=model, store=MemoryStore())
     a.append(durable.system("Answer briefly."))
+    shown: list[SessionWidget] = []
 
     def fresh_widget_agrees():
         w = SessionWidget(a)
+        shown.append(w)
         msgs = [e.message for e in a.entries() if isinstance(e, MessageEntry)]
         path_msgs = [e.message for e in a.path() if isinstance(e, MessageEntry)]
         assert w.session_cost == cost_text(tally(msgs)) and "$" in w.session_cost
         assert w.views == views_at(a.path(), a.leaf_id, True, w.view_limit)[0]
         assert w.views["cost"] == cost_text(tally(path_msgs))
         assert w._followed.builder.messages() == model_view(a.path())
+        for v in shown:  # the layout copied from (or into) another widget lays out as a fresh one
+            v.sync()
+            lay, fresh = v._layout, agent_layout(a)
+            assert lay.lines == fresh.lines
+            assert [(*lay.info(i), lay.kids_of(i)) for i in lay.lines] == [
+                (*fresh.info(i), fresh.kids_of(i)) for i in fresh.lines
+            ]
         return w
 
     a.run("first").wait()
