@@ -159,6 +159,8 @@ def encode(entry: Entry) -> dict[str, Any]:
         return _encode_custom(entry)
     if isinstance(entry, (MessageEntry, CompactionEntry)):
         d = msgspec.to_builtins(entry)
+        if "id" not in d:  # an empty id is still written: a line without one does not read back
+            d = {"type": d.pop("type"), "id": entry.id, **d}
         if isinstance(entry, MessageEntry):
             _message_builtins(entry.message, d["message"])
         elif not entry.parent_id:  # a root: no parent_id, as pi-go writes it (its own fields always are)
@@ -197,7 +199,7 @@ def encode_line(entry: Entry) -> bytes:
     if isinstance(entry, CustomEntry):
         return (json.dumps(_encode_custom(entry), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     if isinstance(entry, MessageEntry):
-        return _encoder.encode(encode(entry) if has_extra(entry) else entry) + b"\n"
+        return _encoder.encode(encode(entry) if has_extra(entry) or not entry.id else entry) + b"\n"
     if isinstance(entry, CompactionEntry):
         return _encoder.encode(encode(entry)) + b"\n"
     raise TypeError(f"not an entry: {entry!r}")

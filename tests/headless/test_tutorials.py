@@ -211,4 +211,4 @@ def test_04_agents_and_tools(tmp_path):
     siblings = text_of(cells["siblings"]).splitlines()
     assert len(siblings) == 2 and all("parent=(root)" in s for s in siblings)
     assert "on the active path: False" in siblings[0] and "on the active path: True" in siblings[1]
-    assert [e["message"]["role"] for e in stored(store) if e["parent_id"] == ""] == ["system", "system"]
+    assert [e["message"]["role"] for e in stored(store) if not e.get("parent_id")] == ["system", "system"]

@@ -77,7 +77,10 @@ def test_note_cells_are_kept_not_sent(nb):
     assert messages_in(nb.k.value("_durable")) == ["user: hello"]
     note = nb.log(sid)[1]
     assert note["type"] == "custom" and note["kind"] == "note"
-    assert note["data"] == {"body": "Remember: the user is a beginner.", "cell": n}
+    assert (note["body"], note["cell"]) == (
+        "Remember: the user is a beginner.",
+        n,
+    )  # pi-go layout: fields at the top level
 
 
 def test_rerunning_a_turn_cell_grows_a_sibling_and_chat_appends(nb):
@@ -108,7 +111,7 @@ def test_editing_a_meta_cell_rewinds_before_it(nb):
     r = nb.cell("Explain entries.", [], t)
     assert "rewound" not in r.stdout  # its old entry is on the other branch now
     assert messages_in(nb.k.value("_durable")) == [f"user [meta · cell:{m}]: Be verbose.", "user: Explain entries."]
-    roots = [x for x in nb.log(sid)[1:] if x["parent_id"] == ""]
+    roots = [x for x in nb.log(sid)[1:] if not x.get("parent_id")]
     assert [x["message"]["content"][0]["text"] for x in roots] == ["Be terse.", "Be verbose."]
 
 
@@ -202,7 +205,7 @@ def test_model_failure_keeps_the_session_usable(nb):
     r = nb.cell("hello", [], c)  # retry: a sibling of the failed message, with the same context
     assert r.status == "ok"
     assert messages_in(nb.k.value("_durable")) == [f"user [ephemeral · cell:{e}]: It is Monday.", "user: hello"]
-    assert [x["parent_id"] for x in nb.log(sid)[1:] if x["message"]["role"] == "user"] == ["", ""]
+    assert [x.get("parent_id", "") for x in nb.log(sid)[1:] if x["message"]["role"] == "user"] == ["", ""]
 
 
 def test_a_model_error_in_a_turn_is_its_own_one_line_not_a_usage_error(nb):
@@ -260,7 +263,7 @@ def test_interrupt_while_streaming(nb):
     r = nb.cell("still there?", [], new_cell_id())  # another cell: the unanswered message is not sent again
     assert r.status == "ok" and messages_in(nb.k.value("_durable")) == ["user: still there?"]
     users = [x for x in nb.log(sid)[1:] if x["message"]["role"] == "user"]
-    assert [u["parent_id"] for u in users] == ["", ""]  # the unanswered one stays, as a sibling
+    assert [u.get("parent_id", "") for u in users] == ["", ""]  # the unanswered one stays, as a sibling
 
 
 def test_after_a_restart_an_unanswered_message_is_not_resent(tmp_path):

@@ -71,7 +71,7 @@ def test_the_system_cell_is_on_the_path_first_and_an_edit_is_a_sibling(nb):
     r = nb.cell("You are verbose.", [], sys_cell, options="--system")  # edited and re-run
     assert "rewound to before its entry" in r.stdout
     entries = nb.log(sid)[1:]
-    roots = [e for e in entries if e["parent_id"] == ""]
+    roots = [e for e in entries if not e.get("parent_id")]
     assert [e["message"]["content"][0]["text"] for e in roots] == ["You are terse.", "You are verbose."]
     nb.k.restart()
     nb.k.ok("%load_ext durable_nb")

@@ -34,7 +34,7 @@ def labels(log):
     out = {}
     for x in log:
         if x["type"] == "custom" and x.get("kind") == "label":
-            out[x["data"]["name"]] = x["data"]["target_id"]
+            out[x["name"]] = x["target_id"]  # pi-go layout: fields at the top level
     return out
 
 
@@ -97,7 +97,7 @@ def test_replay_verb_replays_into_a_sibling_branch_and_says_what_it_could_not_re
     log = entries(nb, sid)
     assert log[: len(original) + 1] == [*original, log[len(original)]]  # appended only: the original stays
     new = log[len(original) + 1 :]
-    assert new[0]["parent_id"] == "" and new[0]["message"]["content"][0]["text"] == "first"
+    assert "parent_id" not in new[0] and new[0]["message"]["content"][0]["text"] == "first"
     assert [
         x["message"]["settings"] for x in new if x["type"] == "message" and x["message"]["role"] == "assistant"
     ] == [{"temperature": 0.5}] * 2
