@@ -4,29 +4,16 @@ two picked leaves are compared side by side with their diff; custom entries and 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from test_compare_static import two_branches
-from widget_harness import Page, front_end_send
+from widget_harness import Page, front_end_send, row, shot
 from widget_sessions import HOSTILE, long_agent
 
 from durable_nb import ai, durable
 from durable_nb.session import CustomEntry, MessageEntry
 from durable_nb.widget import SessionWidget
 
-SHOTS = Path(__file__).resolve().parent / "screenshots" / "last"
-
 pytestmark = pytest.mark.usefixtures("recording")
-
-
-def shot(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator(".dnb-widget").screenshot(path=str(SHOTS / f"{name}.png"))
-
-
-def row(page, entry_id):
-    return page.locator(f'.dnb-row[data-id="{entry_id}"]')
 
 
 def in_view(page, entry_id) -> bool:

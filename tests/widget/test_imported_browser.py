@@ -12,21 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from widget_harness import Page
+from widget_harness import Page, shot
 
 from durable_nb.importers import open_session
 from durable_nb.session import is_aside
 from durable_nb.widget import SessionWidget
 
 FIXTURE = Path(__file__).resolve().parents[1] / "importers" / "fixtures" / "spotter-tool_heavy.jsonl"
-SHOTS = Path(__file__).resolve().parent / "screenshots" / "last"
 
 pytestmark = pytest.mark.usefixtures("recording")
-
-
-def shot(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator(".dnb-widget").screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def test_claude_code_log_no_branch_markers_no_hook_json_read_only_header(browser):

@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from genai_prices import Usage, calc_price
-from widget_harness import Page
+from widget_harness import SHOTS, Page, row
 
 from durable_nb import ai, durable
 from durable_nb.cost import format_cost
 from durable_nb.widget import SessionWidget
-
-SHOTS = Path(__file__).resolve().parent / "screenshots" / "last"
 
 pytestmark = pytest.mark.usefixtures("recording")
 
@@ -22,10 +18,6 @@ def priced(messages):
     return ai.assistant_message(
         "Bonjour !", model="gpt-4o-mini-2024-07-18", usage={"input_tokens": 1234, "output_tokens": 56}
     )
-
-
-def row(page, entry_id):
-    return page.locator(f'.dnb-row[data-id="{entry_id}"]')
 
 
 def test_labels_and_cost_on_rows_and_details(browser):

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from widget_harness import Page
+from widget_harness import Page, row, shot
 from widget_sessions import HOSTILE, REMINDER, long_agent, tool_agent
 
 from durable_nb.widget import SessionWidget
 
-SHOTS = Path(__file__).resolve().parent / "screenshots" / "last"
-
 pytestmark = pytest.mark.usefixtures("recording")
-
-
-def shot(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator(".dnb-widget").screenshot(path=str(SHOTS / f"{name}.png"))
-
-
-def row(page, entry_id):
-    return page.locator(f'.dnb-row[data-id="{entry_id}"]')
 
 
 def visible_text(page, selector):

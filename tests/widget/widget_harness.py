@@ -120,3 +120,17 @@ class Page:
 
     def close(self) -> None:
         self.page.close()
+
+
+SHOTS = Path(__file__).resolve().parent / "screenshots" / "last"  # screenshots the tests write (not in git)
+
+
+def shot(page, name):
+    """Save a screenshot of the widget on ``page`` as ``screenshots/last/<name>.png``."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".dnb-widget").screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def row(page, entry_id):
+    """Return the locator of the tree row drawing entry ``entry_id``."""
+    return page.locator(f'.dnb-row[data-id="{entry_id}"]')
