@@ -116,6 +116,16 @@ def write_durable(root: Path, conv) -> JsonlStore:
     return store
 
 
+def sessions(sizes: list[int], tmp: Path) -> dict[int, Path]:
+    """Write each size's session once (``<tmp>/src<n>/bench.jsonl``); return size -> log file."""
+    out = {}
+    for n in sizes:
+        t = time.perf_counter()
+        out[n] = write_durable(tmp / f"src{n}", conversation(n)).file("bench")
+        print(f"wrote {n:,} entries in {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    return out
+
+
 def floor(f: Path):
     """The floor: read the file and ``json.loads`` each line (plain dicts, no entries)."""
     return [json.loads(line) for line in f.read_bytes().splitlines()]

@@ -54,23 +54,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from run import cell_row, conversation, durable_entries, floor, machine, timed, write_durable  # noqa: E402
+from run import cell_row, conversation, durable_entries, floor, machine, sessions, timed  # noqa: E402
 
 from durable_nb import ai, durable  # noqa: E402
 from durable_nb.session import CompactionEntry, CustomEntry, JsonlStore, MessageEntry, new_id, now  # noqa: E402
 
 REFERENCE = 100
 _entries = msgspec.json.Decoder(Union[MessageEntry, CompactionEntry, CustomEntry]).decode_lines
-
-
-def sessions(sizes: list[int], tmp: Path) -> dict[int, Path]:
-    """Write each size's session once (``<tmp>/src<n>/bench.jsonl``); return size -> log file."""
-    out = {}
-    for n in sizes:
-        t = time.perf_counter()
-        out[n] = write_durable(tmp / f"src{n}", conversation(n)).file("bench")
-        print(f"wrote {n:,} entries in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    return out
 
 
 def copy_of(log: Path, dest: Path) -> JsonlStore:

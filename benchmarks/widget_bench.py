@@ -114,18 +114,6 @@ def measure(browser, agent, rounds: int) -> dict:
 # -- #18: a real kernel ------------------------------------------------------------------------------
 
 
-def scale_sessions(sizes: list[int], tmp: Path) -> dict[int, Path]:
-    """Write each size's session once (run.py's conversation, session ``bench``); return size -> log file."""
-    from run import conversation, write_durable
-
-    out = {}
-    for n in sizes:
-        t = time.perf_counter()
-        out[n] = write_durable(tmp / f"src{n}", conversation(n)).file("bench")
-        print(f"wrote {n:,} entries in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    return out
-
-
 def _place(log: Path, d: Path) -> None:
     (d / ".durable").mkdir(parents=True)
     shutil.copyfile(log, d / ".durable" / "bench.jsonl")
@@ -311,7 +299,9 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path) -> list[dict]:
 def scale_main(args) -> None:
     with tempfile.TemporaryDirectory(prefix="widget-scale-") as t:
         tmp = Path(t)
-        logs = scale_sessions(args.scale_sizes, tmp)
+        from run import sessions
+
+        logs = sessions(args.scale_sizes, tmp)
         out: dict = {"python": platform.python_version(), "cells": args.cells, "checkout": str(ROOT)}
         if "kernel" in args.parts:
             out["kernel"] = []
