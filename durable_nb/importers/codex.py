@@ -37,12 +37,12 @@ in that custom entry: a message has no system role.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from .. import ai
-from ..session import CompactionEntry, Entry, MessageEntry, is_aside, is_turn_start, safe_session_id
+from ..session import CompactionEntry, CustomEntry, Entry, MessageEntry, is_aside, is_turn_start, safe_session_id
 from .common import (
     Loaded,
     Record,
@@ -123,40 +123,38 @@ def _call(p: dict[str, Any]) -> ai.ToolCall:
     return tool_call(cid, "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {})
 
 
-def _paired(
-    records: list[tuple[int, dict[str, Any]]], event: str, is_item: Callable[[dict[str, Any]], bool]
-) -> tuple[set[int], set[int], bool]:
-    """Return the line numbers of the ``response_item`` records that an ``event_msg`` of type
-    ``event`` repeats, the line numbers of those events, and whether the log has such events.
+class _Pairs:
+    """One kind of UI event (``user_message``, ``agent_message`` or ``agent_reasoning``) and the
+    response items it repeats, paired in one pass over the log.
 
     Codex writes what a person sees twice: the item the model reads and an event
-    for the UI (``user_message``, ``agent_message``, ``agent_reasoning``), the
-    event just before or just after its item. An event pairs with the latest
-    unpaired item before it, else with the next item. O(records).
+    for the UI, the event just before or just after its item. An event pairs
+    with the latest unpaired item before it, else with the next item (unless
+    another such event comes first: then it stays unpaired). At most one item
+    or one event waits at a time; what waits is the caller's token. O(1) a call.
     """
-    items: set[int] = set()
-    events: set[int] = set()
-    pending_item: int | None = None
-    pending_event: int | None = None
-    seen = False
-    for lineno, obj in records:
-        p = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-        if obj.get("type") == "event_msg" and p.get("type") == event:
-            seen = True
-            if pending_item is not None:
-                items.add(pending_item)
-                events.add(lineno)
-                pending_item = None
-            else:
-                pending_event = lineno
-        elif obj.get("type") == "response_item" and is_item(p):
-            if pending_event is not None:
-                items.add(lineno)
-                events.add(pending_event)
-                pending_event = None
-            else:
-                pending_item = lineno
-    return items, events, seen
+
+    def __init__(self) -> None:
+        self.item: Any = None  # the latest unpaired item, waiting for its event
+        self.event: Any = None  # an unpaired event, waiting for the next item
+
+    def on_event(self, token: Any) -> bool:
+        """Return whether the event pairs with the item waiting before it; if not, it waits
+        (as ``token``, not ``None``) for the next item, and an event that waited before stays unpaired."""
+        if self.item is not None:
+            self.item = None
+            return True
+        self.event = token
+        return False
+
+    def on_item(self, token: Any) -> tuple[Any, Any]:
+        """Return the token of the waiting event this item pairs with (else ``None``) and the token of
+        the item that waited before it and now stays unpaired (else ``None``); an unpaired item waits as ``token``."""
+        if self.event is not None:
+            event, self.event = self.event, None
+            return event, None
+        left, self.item = self.item, token
+        return None, left
 
 
 def _typed_user(p: dict[str, Any]) -> bool:
@@ -175,36 +173,26 @@ def _reasoning(p: dict[str, Any]) -> bool:
 _REPEATING = {"type", "message", "text", "images", "local_images", "text_elements", "kind", "phase"}
 
 
-def _folded(records: list[tuple[int, dict[str, Any]]]) -> tuple[set[int], bool, set[int]]:
-    """Return the typed user items, whether the log records typed input, and the
-    ``event_msg`` lines folded into the item they repeat (left out of the entries)."""
-    typed, user_events, has_events = _paired(records, "user_message", _typed_user)
-    _, agent_events, _ = _paired(records, "agent_message", _assistant_text)
-    _, reasoning_events, _ = _paired(records, "agent_reasoning", _reasoning)
-    folded = set()
-    for lineno, obj in records:
-        if lineno in user_events or lineno in agent_events or lineno in reasoning_events:
-            p = obj["payload"]
-            if all(k in _REPEATING and (k in ("type", "message", "text") or not v) for k, v in p.items()):
-                folded.add(lineno)
-    return typed, has_events, folded
+def _only_repeats(p: dict[str, Any]) -> bool:
+    return all(k in _REPEATING and (k in ("type", "message", "text") or not v) for k, v in p.items())
 
 
 class _Reader:
-    def __init__(self, path: Path, typed: set[int], has_events: bool) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.typed = typed
-        self.has_events = has_events
         self.entries: list[Entry] = []
-        self.by_id: dict[str, Entry] = {}
         self.cur = ""
         self.open: MessageEntry | None = None
         self.tool_names: dict[str, str] = {}
         self.notes: list[str] = []
+        self.ui = {"user_message": _Pairs(), "agent_message": _Pairs(), "agent_reasoning": _Pairs()}
+        self.typed_input = False  # a user_message event was read: the log records what the user typed
+        self.untyped: list[MessageEntry] = []  # user messages no event repeats, read before any such event
+        self.folded: set[str] = set()  # ids of events kept as asides until their item came and folded them
+        self.rollbacks: list[tuple[CustomEntry, int]] = []  # rollback entries and the turns each undoes
 
     def add(self, e: Entry, advance: bool = True) -> Entry:
         self.entries.append(e)
-        self.by_id[e.id] = e
         if advance:
             self.cur = e.id
         return e
@@ -221,7 +209,10 @@ class _Reader:
         id = f"L{lineno}"
         pt = p.get("type") if isinstance(p, dict) and isinstance(p.get("type"), str) else None
         if t == "response_item" and isinstance(p, dict):
-            self.item(id, lineno, p, at)
+            self.item(id, p, at)
+            self.pair_item(p)
+        elif t == "event_msg" and pt in self.ui:
+            self.ui_event(pt, id, obj, p, at)
         elif t == "compacted" and isinstance(p, dict):
             self.compacted(id, p, at)
         elif t == "event_msg" and pt == "thread_rolled_back":
@@ -231,7 +222,54 @@ class _Reader:
             kind += f".{pt}" if t == "event_msg" and pt else ""
             self.aside(custom(kind, obj, id, self.cur, at))
 
-    def item(self, id: str, lineno: int, p: dict[str, Any], at: Any, injected: str | None = None) -> None:
+    def ui_event(self, pt: str, id: str, obj: dict[str, Any], p: dict[str, Any], at: Any) -> None:
+        """Add a UI event (an aside) unless it only repeats the item it pairs with (see :class:`_Pairs`).
+        An event that waits for its item is added now and dropped at :meth:`finish` if the item folds it."""
+        if pt == "user_message" and not self.typed_input:
+            self.typed_input = True  # from now on a typed user message no event repeats is injected
+            for e in self.untyped:
+                _inject(e)
+            self.untyped.clear()
+        e = custom(f"codex.event_msg.{pt}", obj, id, self.cur, at)
+        folds = _only_repeats(p)
+        if self.ui[pt].on_event(e if folds else True) and folds:
+            return
+        self.aside(e)
+
+    def pair_item(self, p: dict[str, Any]) -> None:
+        """Pair the response item just added with the UI event that repeats it (see :class:`_Pairs`)."""
+        if _typed_user(p):
+            pairs, token = self.ui["user_message"], self.entries[-1]  # the user message item() just added
+        elif _assistant_text(p):
+            pairs, token = self.ui["agent_message"], True
+        elif _reasoning(p):
+            pairs, token = self.ui["agent_reasoning"], True
+        else:
+            return
+        event, left = pairs.on_item(token)
+        if isinstance(event, Entry):  # an event that waited for this item and only repeats it
+            self.folded.add(event.id)
+        if isinstance(left, MessageEntry):
+            self.unpaired(left)
+
+    def unpaired(self, e: MessageEntry) -> None:
+        """A typed-looking user message no event repeats: injected, if the log records typed input at all."""
+        if self.typed_input:
+            _inject(e)
+        else:
+            self.untyped.append(e)
+
+    def finish(self) -> list[Entry]:
+        """Return the entries, each rollback hung where it belongs and the events folded into an
+        item that came after them left out."""
+        left = self.ui["user_message"].item
+        if isinstance(left, MessageEntry):
+            self.unpaired(left)
+        if self.rollbacks:
+            self.hang_rollbacks()
+        return [e for e in self.entries if e.id not in self.folded] if self.folded else self.entries
+
+    def item(self, id: str, p: dict[str, Any], at: Any, injected: str | None = None) -> None:
         t = p["type"]
         if t == "message" and p.get("role") == "assistant" or t in _ASSISTANT_ITEMS:
             blocks = _blocks(p.get("content")) if t == "message" else [_call(p)]
@@ -254,9 +292,7 @@ class _Reader:
             if role in ("developer", "system"):
                 origin = origin or f"codex:{role}"
             elif role == "user" and not origin:
-                origin = context_origin(text_of(p.get("content")))
-                if origin is None and self.has_events and lineno not in self.typed:
-                    origin = "codex:injected"
+                origin = context_origin(text_of(p.get("content")))  # "codex:injected" is decided by pair_item
             elif role != "user":
                 self.aside(custom("codex.response_item.message", p, id, self.cur, at))
                 return
@@ -294,7 +330,7 @@ class _Reader:
         )
         for k, h in enumerate(history):
             if isinstance(h, dict) and h.get("type") in ("message", *_ASSISTANT_ITEMS, *_OUTPUT_ITEMS):
-                self.item(f"{id}.r{k}", -1, h, at, injected="codex:replacement_history")
+                self.item(f"{id}.r{k}", h, at, injected="codex:replacement_history")
             else:
                 self.aside(
                     custom(
@@ -308,20 +344,32 @@ class _Reader:
         self.open = None
 
     def rollback(self, id: str, obj: dict[str, Any], p: dict[str, Any], at: Any) -> None:
+        """Add the rollback entry; what follows continues from it. Where it hangs (before the N-th
+        last user turn) is found at :meth:`finish`: whether a user message starts a turn may be
+        decided by a later event (see :meth:`unpaired`)."""
         self.open = None
         n = p.get("num_turns") if isinstance(p.get("num_turns"), int) else 0
-        e = self.by_id.get(self.cur)
-        found = 0
-        target = self.cur
-        while e is not None and found < n:
-            if is_turn_start(e):
-                found += 1
-                target = e.parent_id
-            e = self.by_id.get(e.parent_id)
-        if found < n:
-            self.notes.append(f"{self.path.name}: a rollback of {n} turn(s) found only {found} user turn(s) to undo")
-        self.cur = target
-        self.add(custom("codex.event_msg.thread_rolled_back", obj, id, self.cur, at))
+        e = custom("codex.event_msg.thread_rolled_back", obj, id, self.cur, at)  # parent: where the undo starts
+        self.rollbacks.append((e, n))
+        self.add(e)
+
+    def hang_rollbacks(self) -> None:
+        """Move each rollback entry (in log order) to before the turns it undoes. O(entries + undone)."""
+        by_id = {e.id: e for e in self.entries}
+        for rollback, n in self.rollbacks:
+            e = by_id.get(rollback.parent_id)
+            found = 0
+            target = rollback.parent_id
+            while e is not None and found < n:
+                if is_turn_start(e):
+                    found += 1
+                    target = e.parent_id
+                e = by_id.get(e.parent_id)
+            if found < n:
+                self.notes.append(
+                    f"{self.path.name}: a rollback of {n} turn(s) found only {found} user turn(s) to undo"
+                )
+            rollback.parent_id = target
 
 
 def load(path: Path, records: Iterable[Record]) -> Loaded:
@@ -329,24 +377,29 @@ def load(path: Path, records: Iterable[Record]) -> Loaded:
 
     A record of an unexpected shape raises :class:`~durable_nb.errors.CorruptLog`
     naming file and line. Rollouts written before ``{timestamp, type, payload}``
-    lines (a bare header object, then bare items) are read too. O(records).
+    lines (a bare header object, then bare items) are read too. One pass: ``records`` may be a
+    stream (:class:`~durable_nb.importers.common.Records`); a record is kept only as what it
+    becomes (an aside keeps its raw record). O(records) time; memory: the entries.
     """
-    records = list(records)  # read whole: the format needs more than one pass
-    first = records[0][1]
-    if "payload" not in first and "type" not in first:  # the early rollout layout
-        records = [(records[0][0], {"type": "session_meta", "payload": first})] + [
-            (n, {"type": "response_item", "payload": o} if "type" in o else {"type": "state", "payload": o})
-            for n, o in records[1:]
-        ]
-    typed, has_events, folded = _folded(records)
-    r = _Reader(path, typed, has_events)
+    r = _Reader(path)
     sid = ""
+    early: bool | None = None
     for lineno, obj in records:
-        if lineno in folded:
-            continue
+        if early is None:  # the first record tells the layout
+            early = "payload" not in obj and "type" not in obj
+            if early:
+                obj = {"type": "session_meta", "payload": obj}
+        elif early:
+            obj = {"type": "response_item", "payload": obj} if "type" in obj else {"type": "state", "payload": obj}
         guarded(path, lineno, lambda: r.record(lineno, obj))
         p = obj.get("payload")
         if not sid and obj.get("type") == "session_meta" and isinstance(p, dict) and isinstance(p.get("id"), str):
             sid = p["id"]
-    entries = dedupe(r.entries, r.notes, path.name)
+    entries = dedupe(r.finish(), r.notes, path.name)
     return Loaded(safe_session_id(sid, path.stem), entries, r.cur, r.notes)
+
+
+def _inject(e: MessageEntry) -> None:
+    """Mark a user message Codex wrote itself (no ``user_message`` event repeats it) as injected."""
+    e.message.injected = ai.Injection.META
+    e.message.origin = "codex:injected"
