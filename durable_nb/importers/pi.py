@@ -33,6 +33,7 @@ The leaf is the last entry, as pi resumes.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -92,37 +93,69 @@ def _thinking(b: dict[str, Any]) -> ai.Thinking:
 
 def load(path: Path, records: Iterable[Record]) -> Loaded:
     """Return the session's entries; raises :class:`CorruptLog` naming file and line
-    for a record of an unexpected shape. O(records)."""
-    records = list(records)  # read whole: the format needs more than one pass
-    head_line, header = records[0]
+    for a record of an unexpected shape. One pass: ``records`` may be a stream
+    (:class:`~durable_nb.importers.common.Records`); a record is kept only as what it
+    becomes (a custom entry keeps its raw record). O(records) time; memory: the entries."""
+    it = iter(records)
+    _, header = next(it)  # Records raises for a file with no record
     version = header.get("version") if isinstance(header.get("version"), int) else 1
     sid = safe_session_id(header.get("id"), path.stem)
     root_id = header.get("id") if isinstance(header.get("id"), str) and header.get("id") else "session"
     entries: list[Entry] = [custom("pi.session", header, root_id, "", header.get("timestamp"))]
     notes: list[str] = []
-    body = records[1:]
-    if version < 2:
-        # v1: no ids. Each entry follows the previous one; ids come from line numbers.
-        ids = {i: f"L{lineno}" for i, (lineno, _) in enumerate(records)}
-        ids[0] = root_id
-        for i, (lineno, obj) in enumerate(body, start=1):
-            obj = dict(obj, id=ids[i], parentId=ids[i - 1])
-            if obj.get("type") == "compaction" and isinstance(obj.get("firstKeptEntryIndex"), int):
-                obj["firstKeptEntryId"] = ids.get(obj["firstKeptEntryIndex"], "")
-            body[i - 1] = (lineno, obj)
+    v1 = _V1Ids(root_id) if version < 2 else None
     last = root_id
     alias: dict[str, str] = {}  # entry id -> the entry its children continue from (after a retained tail)
     named: dict[str, str] = {}  # target id -> its current pi label
-    for lineno, obj in body:
+    for lineno, obj in it:
+        later = None
+        if v1 is not None:
+            obj, later = v1.place(lineno, obj)
         if isinstance(obj.get("parentId"), str) and obj["parentId"] in alias:
             obj = dict(obj, parentId=alias[obj["parentId"]])
         out = guarded(path, lineno, lambda: _entry(obj, root_id, named))
+        if later is not None and isinstance(out[0], CompactionEntry):
+            v1.later.append((later, out[0]))
         entries.extend(out)
         last = out[-1].id
         if last != out[0].id:
             alias[out[0].id] = last
+    if v1 is not None:
+        v1.finish()
     entries = dedupe(entries, notes, path.name)
     return Loaded(sid, entries, last, notes)
+
+
+class _V1Ids:
+    """The ids of a v1 session, which has none: record ``i`` (0: the header, the root) gets
+    ``L<its line>``, its parent the record before it; a compaction's ``firstKeptEntryIndex``
+    (a record index) becomes ``firstKeptEntryId``, that record's id (``""`` when there is no
+    such record). Keeps one line number per record (8 bytes)."""
+
+    def __init__(self, root_id: str) -> None:
+        self.root_id = root_id
+        self.lines = array("q", [0])  # line of record i (the header's is not used: its id is root_id)
+        self.later: list[tuple[int, CompactionEntry]] = []  # compactions naming a record not read yet
+
+    def id_at(self, i: int) -> str:
+        """Return the id of record ``i``, ``""`` when no record has that index (yet)."""
+        return self.root_id if i == 0 else f"L{self.lines[i]}" if 0 < i < len(self.lines) else ""
+
+    def place(self, lineno: int, obj: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+        """Return a copy of the next record with its ids, and the record index its compaction
+        keeps from when that record is still to come (:meth:`finish` fills it in), else ``None``."""
+        obj = dict(obj, id=f"L{lineno}", parentId=self.id_at(len(self.lines) - 1))
+        self.lines.append(lineno)
+        kept = obj.get("firstKeptEntryIndex")
+        if obj.get("type") != "compaction" or not isinstance(kept, int):
+            return obj, None
+        obj["firstKeptEntryId"] = self.id_at(kept)
+        return obj, kept if kept >= len(self.lines) else None
+
+    def finish(self) -> None:
+        """Name the record each compaction that looked ahead keeps from, now that all are read."""
+        for i, entry in self.later:
+            entry.first_kept_id = self.id_at(i)
 
 
 def _entry(obj: dict[str, Any], root_id: str, named: dict[str, str]) -> list[Entry]:
