@@ -83,6 +83,14 @@ O(new entries + view_limit) for the views; bytes sent: the changed traits
 (``views`` within ``view_limit * CHARS_PER_ITEM`` characters) plus the lines
 the page then asks for (about a screenful), whatever the session size.
 
+**Prepared ahead (long sessions).** A first widget lays out the whole log,
+tallies every reply and builds the active path's views: O(n), about 1.5 s at
+300k entries on a slow core. For a log of :data:`PREPARE_MIN` entries or more
+the notebook starts that work in a background thread when a ``%durable`` cell
+ends (:func:`prepare`; it only reads the agent); the next widget takes it and
+adds what was logged since, so a later ``%durable show`` paints at once. A
+show that comes before the preparation ends waits for it.
+
 **Live across kernels.** On a store that notifies appends (PostgreSQL's
 ``LISTEN/NOTIFY``, :meth:`~durable_nb.session.PostgresStore.subscribe`), an
 open widget in a kernel follows appends made by any other kernel: the
@@ -95,6 +103,7 @@ its cell ends.
 from __future__ import annotations
 
 import json
+import threading
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -122,6 +131,7 @@ from .session import (
     kept_from,
     model_view,
     transcript_view,
+    view_builder,
 )
 from .session.labels import label_of
 
@@ -410,20 +420,49 @@ def _keep_tally(agent: Any, kind: str, n: int, last: str, t: Tally) -> None:
     _tallies.setdefault(agent, {})[kind] = (n, last, t)
 
 
+class _PathState:
+    """What following a leaf starts from: its path and the path's model view, transcript view,
+    elided count and tally. :meth:`of` computes it. O(depth)."""
+
+    def __init__(
+        self, leaf: str, path: list[Entry], builder: ViewBuilder, cost: Tally, on: set[str] | None = None
+    ) -> None:
+        self.leaf, self.path, self.builder, self.cost, self.on = leaf, path, builder, cost, on
+        self.transcript: list[Entry] = transcript_view(path)
+        self.elided = elided_count(path)
+
+    @classmethod
+    def of(cls, agent: Any, background: bool = False) -> _PathState:
+        """Return the state at ``agent``'s leaf: from the agent's kept active path and view on its
+        own thread, or (``background``) from a walk of the parent pointers and a view of its own,
+        touching no cache of the agent (safe while the agent works in another thread; the path's
+        tally is then counted here, not kept, and ``on`` is the set of the path's ids: the agent's
+        own index of its active path is not built). O(depth), at C speed for what the agent keeps."""
+        if background:
+            leaf = agent.leaf_id
+            path = agent.path(leaf, cached=False)
+            cost = tally(e.message for e in path if isinstance(e, MessageEntry))
+            return cls(leaf, path, view_builder(path), cost, {e.id for e in path})
+        path = agent.path()
+        return cls(agent.leaf_id, path, agent.view_builder(), _kept_tally(agent, "path", path))
+
+
 class _Followed:
     """The views of the active path, kept up to date as it grows (what the widget shows
     while following the leaf): O(new entries) per extension, O(depth) to start over."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, start: _PathState | None = None) -> None:
         self.agent = agent
-        self.reset()
+        self.reset(start)
 
-    def reset(self) -> None:
-        """Start over from the agent's active path. O(depth)."""
-        path = self.agent.path()
-        self.leaf = self.agent.leaf_id
-        self.builder: ViewBuilder = self.agent.view_builder()  # the agent's kept view, copied
-        self.transcript: list[Entry] = transcript_view(path)
+    def reset(self, start: _PathState | None = None) -> None:
+        """Start over from the agent's active path (or from ``start``, a state computed for one of
+        the agent's leaves: :meth:`move` then follows the agent). O(depth)."""
+        st = start if start is not None else _PathState.of(self.agent)
+        path = st.path
+        self.leaf = st.leaf
+        self.builder: ViewBuilder = st.builder
+        self.transcript: list[Entry] = st.transcript
         self.path = path
         # message -> entry id, for the messages the views show: filled backwards from the end as far as
         # the last view_limit message entries reach (never the whole path), plus the system prompt's entry
@@ -437,9 +476,14 @@ class _Followed:
             )
         self.depth = len(path)
         self.last: Entry | None = path[-1] if path else None
-        self.elided = elided_count(path)
+        self.elided = st.elided
         self.elided_ids = frozenset(e.id for e in path[: self.elided])  # what its latest compaction elides
-        self.cost = _kept_tally(self.agent, "path", path)
+        self.cost = st.cost
+        self._on = st.on  # the path's ids, or None: ask the agent (its active path is this path)
+
+    def on_path(self, entry_id: str) -> bool:
+        """True when ``entry_id`` is on the followed path. O(1)."""
+        return entry_id in self._on if self._on is not None else self.agent.on_path(entry_id)
 
     def move(self, new: int) -> bool:
         """Follow the agent's leaf; ``new``: how many entries were appended since the last call.
@@ -474,6 +518,8 @@ class _Followed:
             else:
                 self.transcript.append(e)
         self.path.extend(chain)
+        if self._on is not None:
+            self._on.update(e.id for e in chain)
         self.depth += len(chain)
         self.last = chain[-1]
         self.leaf = leaf
@@ -516,12 +562,19 @@ class _Followed:
         return views
 
 
-def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | frozenset[str]) -> dict[str, Any]:
+def tree_line(
+    agent: Any,
+    layout: Layout,
+    entry_id: str,
+    elided: set[str] | frozenset[str],
+    on_path: Callable[[str], bool] | None = None,
+) -> dict[str, Any]:
     """Return the line the page draws for ``entry_id`` of ``layout`` (``""``: the START row).
 
     Keys: ``row`` (:func:`agent_row`), ``depth``, ``mark``, ``kids`` (durable
-    children), ``on`` (on ``agent``'s active path) and ``elided`` (in ``elided``:
-    the ids its latest compaction elides). O(size of the entry), plus O(depth) for a compaction.
+    children), ``on`` (on the active path: ``on_path(entry_id)``, by default
+    ``agent.on_path``) and ``elided`` (in ``elided``: the ids its latest
+    compaction elides). O(size of the entry), plus O(depth) for a compaction.
     """
     depth, mark = layout.info(entry_id)
     if entry_id == START:
@@ -532,9 +585,17 @@ def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | froz
         "depth": depth,
         "mark": mark,
         "kids": layout.kids_of(entry_id),
-        "on": agent.on_path(entry_id),
+        "on": (on_path or agent.on_path)(entry_id),
         "elided": entry_id in elided,
     }
+
+
+def _extended(lay: Layout, new: list[Entry]) -> Layout:
+    """Return ``lay`` (no kind filter) with the entries ``new`` added, its changes taken. O(new entries)."""
+    for e in new:
+        lay.add(e.id, e.parent_id, off_chain(e), False, e.created_at)
+    lay.take_changes()
+    return lay
 
 
 def off_chain(e: Entry) -> bool:
@@ -545,7 +606,12 @@ def off_chain(e: Entry) -> bool:
 def agent_layout(agent: Any, hide: Callable[[Entry], bool] | None = None) -> Layout:
     """Return the :class:`~durable_nb.layout.Layout` of ``agent``'s whole log (``hide``: entries
     not drawn). O(n)."""
-    entries = agent.entries()
+    return layout_of(agent.entries(), hide)
+
+
+def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None) -> Layout:
+    """Return the :class:`~durable_nb.layout.Layout` of ``entries``, a log in append order
+    (``hide``: entries not drawn). O(n)."""
     ids = [e.id for e in entries]
     parents = [e.parent_id for e in entries]
     eph = ai.Injection.EPHEMERAL
@@ -580,6 +646,72 @@ def kind_filter(hide: Iterable[str]) -> Callable[[Entry], bool] | None:
 
 
 _open: weakref.WeakSet[SessionWidget] = weakref.WeakSet()
+
+PREPARE_MIN = 20_000  # entries from which a first widget's state is worth preparing ahead (prepare)
+
+
+class _Prepared:
+    """What the first widget of an agent computes from its whole log, computed ahead by
+    :func:`prepare` from the log as it was then: the layout, the session's tally and the state
+    at the leaf (:class:`_PathState`). Reads the agent, writes nothing of it. O(n)."""
+
+    def __init__(self, agent: Any) -> None:
+        entries = agent.entries()
+        self.count = len(entries)
+        self.last_id = entries[-1].id if entries else ""
+        self.layout = layout_of(entries)
+        self.session_tally = tally(e.message for e in entries if isinstance(e, MessageEntry))
+        self.at_leaf = _PathState.of(agent, background=True)
+
+
+# agent -> (the thread preparing it, [its _Prepared once done]); taken by the agent's next widget
+_prepared: weakref.WeakKeyDictionary[Any, tuple[threading.Thread, list[_Prepared]]] = weakref.WeakKeyDictionary()
+
+
+def prepare(agent: Any) -> threading.Thread | None:
+    """Start computing, in a background thread, what the next :class:`SessionWidget` of ``agent``
+    would otherwise compute from the whole log before its first paint: the tree's layout, the
+    session's and the active path's tallies, the active path's views (:class:`_Prepared`). That
+    widget takes it and adds what was logged since (O(new entries)), so ``%durable show`` on a
+    long session paints at once. The notebook calls this when a ``%durable`` cell ends.
+
+    Returns the thread, or ``None`` when there is nothing to prepare: a log shorter than
+    :data:`PREPARE_MIN` (a widget lays it out at once), a preparation not yet taken, or an open
+    widget of ``agent`` that a new one copies its layout from. The thread only reads the agent
+    (entries, their parent pointers: never the agent's caches), so the agent may go on working;
+    a widget made meanwhile waits for it. O(n) in the thread; O(1) here.
+    """
+    if agent in _prepared or any(w.agent is agent and w._hide is None and w.comm is not None for w in list(_open)):
+        return None
+    if len(agent.entries()) < PREPARE_MIN:
+        return None
+    done: list[_Prepared] = []
+
+    def run() -> None:
+        try:
+            done.append(_Prepared(agent))
+        except Exception:  # noqa: BLE001 - the widget then computes it all itself, and reports any error
+            pass
+
+    thread = threading.Thread(target=run, name="durable_nb-prepare", daemon=True)
+    _prepared[agent] = (thread, done)
+    thread.start()
+    return thread
+
+
+def _take_prepared(agent: Any, entries: list[Entry]) -> _Prepared | None:
+    """Return the preparation of ``agent`` (waiting for it if it is under way) and forget it, or
+    ``None`` when there is none or ``entries`` (the log now) no longer extends the log it was made
+    from. O(1), plus the wait."""
+    pending = _prepared.pop(agent, None)
+    if pending is None:
+        return None
+    thread, done = pending
+    thread.join()
+    p = done[0] if done else None
+    if p is None or not (0 < p.count <= len(entries) and entries[p.count - 1].id == p.last_id):
+        return None
+    return p
 
 
 def sync_widgets(agent: Any) -> None:
@@ -686,14 +818,26 @@ class SessionWidget(anywidget.AnyWidget):
     def _start(self) -> None:
         """Lay out the agent's whole log (or copy another open widget's layout of it) and start
         following its leaf. O(n): at C speed when copying, plus O(new entries)."""
-        entries = self.agent.entries()
-        self._layout = self._copied_layout(entries) or agent_layout(self.agent, self._hide)
+        agent = self.agent
+        entries = agent.entries()
+        ready = _take_prepared(agent, entries) if self._hide is None else None
+        if ready is not None:  # prepared ahead: add what was logged since
+            self._layout = _extended(ready.layout, entries[ready.count :])
+            _keep_tally(agent, "session", ready.count, ready.last_id, ready.session_tally)
+            st = ready.at_leaf
+            _keep_tally(agent, "path", len(st.path), st.leaf, st.cost)
+        else:
+            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide)
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
-        self._session_tally = _kept_tally(self.agent, "session", entries)
-        if entries and self.agent.depth == len(entries):  # the active path is the whole log: same tally
-            _keep_tally(self.agent, "path", len(entries), self.agent.leaf_id, self._session_tally)
-        self._followed = _Followed(self.agent)
+        self._session_tally = _kept_tally(agent, "session", entries)
+        if ready is not None:
+            self._followed = _Followed(agent, ready.at_leaf)
+            self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
+        else:
+            if entries and agent.depth == len(entries):  # the active path is the whole log: same tally
+                _keep_tally(agent, "path", len(entries), agent.leaf_id, self._session_tally)
+            self._followed = _Followed(agent)
         self._rev = getattr(self, "_rev", 0) + 1
 
     def _copied_layout(self, entries: list[Entry]) -> Layout | None:
@@ -708,11 +852,7 @@ class SessionWidget(anywidget.AnyWidget):
                 continue
             if entries[n - 1].id != w._last_id:
                 continue
-            lay = w._layout.copy()
-            for e in entries[n:]:
-                lay.add(e.id, e.parent_id, off_chain(e), False, e.created_at)
-            lay.take_changes()
-            return lay
+            return _extended(w._layout.copy(), entries[n:])
         return None
 
     def _tree_state(self, changed_from: int) -> dict[str, Any]:
@@ -728,7 +868,7 @@ class SessionWidget(anywidget.AnyWidget):
 
     def close(self) -> None:
         """Close the widget and stop following its store."""
-        if self._unsubscribe is not None:
+        if getattr(self, "_unsubscribe", None) is not None:  # (not set when __init__ failed)
             self._unsubscribe()
             self._unsubscribe = None
         super().close()
@@ -840,7 +980,7 @@ class SessionWidget(anywidget.AnyWidget):
 
     def line(self, entry_id: str) -> dict[str, Any]:
         """Return :func:`tree_line` for a drawn entry of this widget's layout. O(size of the entry)."""
-        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids)
+        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids, self._followed.on_path)
 
     def lines(self, start: int, stop: int) -> list[dict[str, Any]]:
         """Return :meth:`line` for the layout's lines ``start`` to ``stop`` (at most :data:`MAX_LINES`)."""

@@ -25,6 +25,10 @@ def load_ipython_extension(ipython) -> None:
     if _magics not in ipython.configurables:
         ipython.configurables.append(_magics)
     ipython.display_formatter.ipython_display_formatter.for_type(Agent, show_agent)
+    try:  # now, not at the first %durable show: its first paint does not wait for anywidget's import
+        from .. import widget  # noqa: F401
+    except ImportError:  # an install without anywidget: %durable show says so
+        pass
 
 
 def show_agent(agent: Agent) -> None:

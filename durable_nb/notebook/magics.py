@@ -214,9 +214,26 @@ class DurableMagics(Magics):
         # the docstring is replaced by args.HELP plus the options (see %durable?)
         with one_line_errors():
             call = argmod.parse(line, cell is not None)
-            if cell is not None:
-                return self._cell(call, cell)
-            return VERBS[call.verb].run(self, call)
+            try:
+                if cell is not None:
+                    return self._cell(call, cell)
+                return VERBS[call.verb].run(self, call)
+            finally:
+                self._prepare_widget()
+
+    def _prepare_widget(self) -> None:
+        """Once this cell has ended, start preparing the session's widget in the background
+        (:func:`durable_nb.widget.prepare`: a long session's layout, tallies and views), so a later
+        ``%durable show`` paints at once. Only in a kernel with the widget installed; O(1) here."""
+        state = self._state
+        try:
+            from ..widget import _main_thread_caller, prepare
+        except ImportError:  # no anywidget in this install: there is no widget to prepare
+            return
+        call = _main_thread_caller()
+        if state is not None and call is not None:
+            agent = state.agent
+            call(lambda: prepare(agent))
 
     # -- cells ------------------------------------------------------------------------
 

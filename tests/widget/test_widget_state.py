@@ -433,3 +433,70 @@ def test_the_widget_module_imports_first_in_a_fresh_interpreter():
     code = "from durable_nb.widget import SessionWidget; from durable_nb.share import export; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr[-500:]
+
+
+def test_a_prepared_widget_is_the_widget_computed_at_once(recording, monkeypatch):
+    """prepare() computes the first widget's layout, tallies and views in a background thread; the
+    widget made afterwards takes them and adds what came since. Whatever happened in between (nothing,
+    turns, a branch elsewhere, a new root), its state, lines and views are those of a widget that
+    computed everything itself, and it really used the preparation."""
+    from durable_nb.cost import tally
+    from durable_nb.widget import cost_text, prepare
+
+    monkeypatch.setattr(widget_module, "PREPARE_MIN", 50)
+    turns = iter(range(1, 10_000))
+
+    def model(messages):
+        n = next(turns)
+        return ai.assistant_message("ok", model="gpt-4o-mini", usage={"input_tokens": 10 * n, "output_tokens": n})
+
+    def state(w):
+        keys = ("tree", "leaf_id", "elided", "views", "session_cost", "labels")
+        return {k: (getattr(w, k) if k != "tree" else {**w.tree, "rev": 0}) for k in keys}, all_lines(w)
+
+    taken: list = []
+    real_take = widget_module._take_prepared
+    monkeypatch.setattr(widget_module, "_take_prepared", lambda *x: taken.append(real_take(*x)) or taken[-1])
+    for change in ("nothing", "turns", "branch", "root"):
+        taken.clear()
+        a = long_agent(300)
+        a.model = model
+        a.run("priced").wait()
+        assert prepare(a) is not None and prepare(a) is None  # once until taken
+        if change == "turns":
+            a.run("after preparing").wait()
+            a.run("and again").wait()
+        elif change == "branch":
+            a.branch(a.path()[10].id)
+            a.run("elsewhere").wait()
+        elif change == "root":
+            a.branch("")
+            a.run("a new root").wait()
+        w = SessionWidget(a)
+        assert taken and taken[0] is not None, change
+        monkeypatch.setattr(widget_module, "_prepared", widget_module.weakref.WeakKeyDictionary())
+        monkeypatch.setattr(widget_module, "_open", widget_module.weakref.WeakSet())  # nothing to copy from
+        widget_module._tallies.pop(a, None)
+        fresh = SessionWidget(a)
+        assert state(w) == state(fresh), change
+        msgs = [e.message for e in a.entries() if isinstance(e, MessageEntry)]
+        assert w.session_cost == cost_text(tally(msgs)) and "$" in w.session_cost
+        a.run("after the show").wait()  # and it goes on as any widget
+        w.sync()
+        fresh.sync()
+        assert state(w) == state(fresh), change
+
+
+def test_nothing_is_prepared_for_a_short_log_or_while_a_widget_is_open(recording, monkeypatch):
+    from durable_nb.widget import prepare
+
+    monkeypatch.setattr(widget_module, "PREPARE_MIN", 100)
+    a = long_agent(60)
+    assert prepare(a) is None  # laid out at once by the widget
+    a = long_agent(150)
+    w = SessionWidget(a)
+    assert prepare(a) is None  # the next widget copies this one's layout
+    w.close()
+    t = prepare(a)
+    assert t is not None
+    t.join()
