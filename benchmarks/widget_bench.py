@@ -15,7 +15,9 @@
   it publishes (``comm_msg`` contents on iopub: what the page receives); the
   saved widget state (the ``comm_open`` state) and the kernel's RSS growth.
 - *lab*: real JupyterLab in headless Chromium per size: ``%durable show`` in a
-  notebook whose session is loaded; bytes the page receives on its kernel
+  notebook whose session is loaded, ``--pauses`` seconds after the loading cell
+  ended (0: at once, waiting for the widget's background preparation; 5: as a
+  person who reads the status first), each in a kernel of its own; bytes the page receives on its kernel
   websockets from the key press to the first paint (the leaf's row drawn, no
   row waiting for its line) and until the kernel is idle, the time to that first
   paint (in the page, ``performance.now()``), and the page's JS heap growth
@@ -235,7 +237,10 @@ PAINTED = """(t0) => {
 }"""
 
 
-def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path) -> list[dict]:
+def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[float]) -> list[dict]:
+    """Per size and pause: ``%durable show`` run ``pause`` seconds after the cell that loaded the
+    session ended (0: at once; a pause lets the kernel prepare the widget in the background, as it
+    does while a person reads the status), each in a notebook and kernel of its own."""
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.lab import LabServer, open_notebook, run_cell, wait_kernel
@@ -244,18 +249,19 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path) -> list[dict]:
     root = tmp / "lab"
     for n in sizes:
         _place(logs[n], root / f"s{n}")
-        write_notebook(
-            root / f"s{n}" / "bench.ipynb",
-            [
-                ("%load_ext durable_nb\n%config DurableMagics.session = 'bench'\n%durable status", []),
-                ("%durable show", []),
-            ],
-        )
+        for pause in pauses:
+            write_notebook(
+                root / f"s{n}" / f"bench-{pause:g}.ipynb",
+                [
+                    ("%load_ext durable_nb\n%config DurableMagics.session = 'bench'\n%durable status", []),
+                    ("%durable show", []),
+                ],
+            )
     rows = []
     with LabServer(root) as server, sync_playwright() as p:
         browser = launch(p)
         try:
-            for n in sizes:
+            for n, pause in ((n, pause) for n in sizes for pause in pauses):
                 page = browser.new_page(viewport={"width": 1280, "height": 1000})
                 frames: list[int] = []
                 page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(len(payload))))
@@ -265,8 +271,9 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path) -> list[dict]:
                     cdp.send("HeapProfiler.collectGarbage")
                     return cdp.send("Runtime.getHeapUsage")["usedSize"] / 1e6
 
-                open_notebook(page, server, f"s{n}/bench.ipynb", timeout_ms=300_000)
+                open_notebook(page, server, f"s{n}/bench-{pause:g}.ipynb", timeout_ms=300_000)
                 run_cell(page, 0, timeout_ms=900_000)  # loads the session
+                page.wait_for_timeout(pause * 1000)
                 heap0 = heap()
                 page.locator(".jp-NotebookPanel:visible .jp-Cell").nth(1).locator(".jp-InputArea-editor").click()
                 page.evaluate("() => { delete window.__dnbPaint; }")
@@ -281,6 +288,7 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path) -> list[dict]:
                 rows.append(
                     {
                         "entries": n,
+                        "pause_s": pause,
                         "first_paint_ms": paint_ms,
                         "bytes_to_first_paint": bytes_paint,
                         "bytes_until_idle": sum(frames),
@@ -289,7 +297,10 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path) -> list[dict]:
                 )
                 print(rows[-1], file=sys.stderr)
                 SHOTS.mkdir(parents=True, exist_ok=True)
-                page.locator(".dnb-widget").first.screenshot(path=str(SHOTS / f"lab-show-{n}.png"))
+                page.locator(".dnb-widget").first.screenshot(path=str(SHOTS / f"lab-show-{n}-{pause:g}.png"))
+                page.evaluate(
+                    "() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()"
+                )  # its memory back
                 page.close()
         finally:
             browser.close()
@@ -309,7 +320,7 @@ def scale_main(args) -> None:
                 out["kernel"].append(kernel_row(n, logs[n], tmp, args.cells))
                 print(out["kernel"][-1], file=sys.stderr)
         if "lab" in args.parts:
-            out["lab"] = lab_rows(args.scale_sizes, logs, tmp)
+            out["lab"] = lab_rows(args.scale_sizes, logs, tmp, args.pauses)
     print(scale_table(out))
     args.scale_out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.scale_out}")
@@ -334,11 +345,13 @@ def scale_table(out: dict) -> str:
     ls = out.get("lab") or []
     if ls:
         lines.append("")
-        lines.append("| entries | %durable show: first paint ms | KB to first paint | KB until idle | page heap +MB |")
-        lines.append("|---:|---:|---:|---:|---:|")
+        lines.append(
+            "| entries | shown s after the load cell | %durable show: first paint ms | KB to first paint | KB until idle | page heap +MB |"
+        )
+        lines.append("|---:|---:|---:|---:|---:|---:|")
         for r in ls:
             lines.append(
-                f"| {r['entries']:,} | {r['first_paint_ms']:.0f} | {r['bytes_to_first_paint'] / 1024:.0f} | "
+                f"| {r['entries']:,} | {r.get('pause_s', 0):g} | {r['first_paint_ms']:.0f} | {r['bytes_to_first_paint'] / 1024:.0f} | "
                 f"{r['bytes_until_idle'] / 1024:.0f} | {r['heap_growth_mb']:.1f} |"
             )
     return "\n".join(lines)
@@ -353,6 +366,9 @@ def main() -> None:
     ap.add_argument("--scale-sizes", type=int, nargs="+", default=[10, 100, 10_000, 100_000, 300_000])
     ap.add_argument("--parts", nargs="+", default=["kernel", "lab"], choices=["kernel", "lab"])
     ap.add_argument("--cells", type=int, default=10)
+    ap.add_argument(
+        "--pauses", type=float, nargs="+", default=[0, 5], help="lab: seconds between the load cell and %%durable show"
+    )
     ap.add_argument("--scale-out", type=Path, default=ROOT / "benchmarks" / "widget_scale.json")
     args = ap.parse_args()
     if args.scale:
