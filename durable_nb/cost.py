@@ -23,7 +23,8 @@ today's table, not the day of the call. Pure; imports nothing from Jupyter.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -162,6 +163,35 @@ def tally(messages: Iterable[ai.Message], start: Tally | None = None) -> Tally:
             priced += 1
             known += c
     return Tally(tin, tout, None if unpriced else known, priced, unpriced, reported, known)
+
+
+# owner (an agent) -> {kind: (entries counted, id of the last one, their Tally)}: the running tallies,
+# so a later %durable show or status tallies only what came since.
+_kept: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, str, Tally]]] = weakref.WeakKeyDictionary()
+
+
+def kept_tally(owner: Any, kind: str, entries: Sequence[Any]) -> Tally:
+    """Return the :func:`tally` of the messages of the message entries among ``entries`` (``kind``
+    ``"session"``: ``owner``'s whole log; ``"path"``: a root-first path), starting from the tally
+    kept for ``owner`` and ``kind`` when ``entries`` extends what it counted (same length or longer,
+    same entry at the counted end; recounted otherwise), and keep the result.
+
+    ``owner`` is held weakly. O(entries not counted before); O(len(entries)) the first time.
+    """
+    from .session import MessageEntry
+
+    n, last, t = _kept.get(owner, {}).get(kind, (0, "", Tally()))
+    if not (0 < n <= len(entries) and entries[n - 1].id == last):
+        n, t = 0, Tally()
+    t = tally((e.message for e in entries[n:] if isinstance(e, MessageEntry)), t)
+    keep_tally(owner, kind, len(entries), entries[-1].id if entries else "", t)
+    return t
+
+
+def keep_tally(owner: Any, kind: str, n: int, last: str, t: Tally) -> None:
+    """Keep ``t`` as the tally of ``owner``'s first ``n`` entries of ``kind`` (see :func:`kept_tally`),
+    ending with entry id ``last``. O(1)."""
+    _kept.setdefault(owner, {})[kind] = (n, last, t)
 
 
 def format_cost(cost: Decimal | None) -> str:

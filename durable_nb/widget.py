@@ -113,7 +113,7 @@ import anywidget
 import traitlets
 
 from . import ai
-from .cost import Tally, format_cost, format_tally, message_cost, tally, tokens
+from .cost import Tally, format_cost, format_tally, keep_tally, kept_tally, message_cost, tally, tokens
 from .errors import DurableError
 from .layout import START, Layout
 from .session import (
@@ -396,30 +396,6 @@ def _views(
     }
 
 
-# agent -> {"session" or "path": (entries counted, id of the last one, their Tally)}: what a widget
-# counted, so the next widget of the agent (another %durable show) tallies only what came since.
-_tallies: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, str, Tally]]] = weakref.WeakKeyDictionary()
-
-
-def _kept_tally(agent: Any, kind: str, entries: list[Entry]) -> Tally:
-    """Return the :func:`~durable_nb.cost.tally` of the messages of ``entries`` (``kind``
-    ``"session"``: the agent's whole log; ``"path"``: a root-first path), starting from the tally
-    kept for ``agent`` when ``entries`` extends what it counted, and keep the result.
-    O(entries not counted before); O(len(entries)) the first time."""
-    n, last, t = _tallies.get(agent, {}).get(kind, (0, "", Tally()))
-    if not (0 < n <= len(entries) and entries[n - 1].id == last):
-        n, t = 0, Tally()
-    t = tally((e.message for e in entries[n:] if isinstance(e, MessageEntry)), t)
-    _keep_tally(agent, kind, len(entries), entries[-1].id if entries else "", t)
-    return t
-
-
-def _keep_tally(agent: Any, kind: str, n: int, last: str, t: Tally) -> None:
-    """Keep ``t`` as the tally of ``agent``'s first ``n`` entries (``kind``: see :func:`_kept_tally`)
-    ending with entry ``last``. O(1)."""
-    _tallies.setdefault(agent, {})[kind] = (n, last, t)
-
-
 class _PathState:
     """What following a leaf starts from: its path and the path's model view, transcript view,
     elided count and tally. :meth:`of` computes it. O(depth)."""
@@ -435,16 +411,16 @@ class _PathState:
     def of(cls, agent: Any, background: bool = False) -> _PathState:
         """Return the state at ``agent``'s leaf: from the agent's kept active path and view on its
         own thread, or (``background``) from a walk of the parent pointers and a view of its own,
-        touching no cache of the agent (safe while the agent works in another thread; the path's
-        tally is then counted here, not kept, and ``on`` is the set of the path's ids: the agent's
-        own index of its active path is not built). O(depth), at C speed for what the agent keeps."""
+        touching no cache of the agent (safe while the agent works in another thread; ``on`` is
+        then the set of the path's ids: the agent's own index of its active path is not built).
+        The path's tally is :func:`~durable_nb.cost.kept_tally`'s (a kept count read and extended
+        from either thread: at worst a count is redone). O(depth), at C speed for what the agent keeps."""
         if background:
             leaf = agent.leaf_id
             path = agent.path(leaf, cached=False)
-            cost = tally(e.message for e in path if isinstance(e, MessageEntry))
-            return cls(leaf, path, view_builder(path), cost, {e.id for e in path})
+            return cls(leaf, path, view_builder(path), kept_tally(agent, "path", path), {e.id for e in path})
         path = agent.path()
-        return cls(agent.leaf_id, path, agent.view_builder(), _kept_tally(agent, "path", path))
+        return cls(agent.leaf_id, path, agent.view_builder(), kept_tally(agent, "path", path))
 
 
 class _Followed:
@@ -523,7 +499,7 @@ class _Followed:
         self.depth += len(chain)
         self.last = chain[-1]
         self.leaf = leaf
-        _keep_tally(self.agent, "path", self.depth, leaf, self.cost)
+        keep_tally(self.agent, "path", self.depth, leaf, self.cost)
         return True
 
     def _cover(self, limit: int) -> None:
@@ -660,7 +636,7 @@ class _Prepared:
         self.count = len(entries)
         self.last_id = entries[-1].id if entries else ""
         self.layout = layout_of(entries)
-        self.session_tally = tally(e.message for e in entries if isinstance(e, MessageEntry))
+        kept_tally(agent, "session", entries)  # kept for the widget (what %durable status counted is reused)
         self.at_leaf = _PathState.of(agent, background=True)
 
 
@@ -823,20 +799,17 @@ class SessionWidget(anywidget.AnyWidget):
         ready = _take_prepared(agent, entries) if self._hide is None else None
         if ready is not None:  # prepared ahead: add what was logged since
             self._layout = _extended(ready.layout, entries[ready.count :])
-            _keep_tally(agent, "session", ready.count, ready.last_id, ready.session_tally)
-            st = ready.at_leaf
-            _keep_tally(agent, "path", len(st.path), st.leaf, st.cost)
         else:
             self._layout = self._copied_layout(entries) or layout_of(entries, self._hide)
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
-        self._session_tally = _kept_tally(agent, "session", entries)
+        self._session_tally = kept_tally(agent, "session", entries)
         if ready is not None:
             self._followed = _Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
         else:
             if entries and agent.depth == len(entries):  # the active path is the whole log: same tally
-                _keep_tally(agent, "path", len(entries), agent.leaf_id, self._session_tally)
+                keep_tally(agent, "path", len(entries), agent.leaf_id, self._session_tally)
             self._followed = _Followed(agent)
         self._rev = getattr(self, "_rev", 0) + 1
 
@@ -911,7 +884,7 @@ class SessionWidget(anywidget.AnyWidget):
                     self._session_tally = tally(
                         (e.message for e in new if isinstance(e, MessageEntry)), self._session_tally
                     )
-                    _keep_tally(agent, "session", self._count, self._last_id, self._session_tally)
+                    keep_tally(agent, "session", self._count, self._last_id, self._session_tally)
                 changed = self._layout.take_changes()
                 elided = self._followed.elided
                 if not self._followed.move(len(new)) or self._followed.elided != elided:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ai
-from ..cost import format_tally, tally
+from ..cost import format_tally, kept_tally
 from ..durable import check_settings, read_value
 from ..errors import DurableError, UnknownEntry
 from ..models import ModelLike, build
@@ -130,8 +130,8 @@ def status(m: DurableMagics, call: Call) -> None:
         + (" (ephemeral ones live in this kernel only)" if "ephemeral" in c else ""),
         staged_text(st),
         f"labels   {labels_text(a.labels()) or 'none (%durable label NAME names the leaf)'}",
-        f"cost     branch   {format_tally(tally(model_messages(a.path())))}",
-        f"         session  {format_tally(tally(model_messages(a.entries())))} (all branches)",
+        f"cost     branch   {format_tally(kept_tally(a, 'path', a.path()))}",
+        f"         session  {format_tally(kept_tally(a, 'session', a.entries()))} (all branches)",
     ]
     if st.inspected is not None:
         lines.insert(

@@ -127,3 +127,33 @@ def test_format_cost(cost, text):
 def test_model_ref_cuts_known_prefixes_and_base_urls_only():
     assert model_ref("openai:llama3.2:3b@http://127.0.0.1:9/v1") == ("llama3.2:3b", "openai")
     assert model_ref("llama3.2:3b") == ("llama3.2:3b", None)
+
+
+def test_a_kept_tally_counts_only_what_extends_it_and_recounts_a_replaced_log():
+    from durable_nb.cost import keep_tally, kept_tally
+    from durable_nb.session import MessageEntry
+
+    class Owner:  # any object that can be weakly referenced
+        pass
+
+    def entry(i, m):
+        return MessageEntry(
+            id=f"e{i}", parent_id=f"e{i - 1}" if i else "", created_at="2026-01-01T00:00:00Z", message=m
+        )
+
+    msgs = [
+        reply("gpt-4o-mini", input_tokens=i + 1, output_tokens=2) if i % 2 else ai.user_message("q") for i in range(9)
+    ]
+    log = [entry(i, m) for i, m in enumerate(msgs)]
+    a, b = Owner(), Owner()
+    assert kept_tally(a, "session", log[:4]) == tally(msgs[:4])
+    # the counted entries are not read again: a changed message among them is not seen, a new one is
+    log[1] = entry(1, reply("gpt-4o-mini", input_tokens=1000, output_tokens=2))
+    assert kept_tally(a, "session", log) == tally(msgs[:4] + msgs[4:]) != tally(e.message for e in log)
+    assert kept_tally(a, "path", log) == tally(e.message for e in log)  # another kind: its own count
+    assert kept_tally(b, "session", log) == tally(e.message for e in log)  # another owner: its own count
+    other = [entry(i, reply("offline")) for i in range(3)]  # a log that does not extend what was counted
+    assert kept_tally(a, "session", other) == tally(e.message for e in other)
+    assert kept_tally(a, "session", []) == Tally()
+    keep_tally(a, "session", 2, "e1", Tally(5, 5, Decimal(0), 1, 0, 1, Decimal(0)))
+    assert kept_tally(a, "session", other).input_tokens == 5  # starts from what was kept

@@ -11,6 +11,7 @@ from widget_harness import front_end_send, front_end_update
 from widget_sessions import HOSTILE, REMINDER, long_agent
 
 from durable_nb import ai, durable
+from durable_nb import cost as cost_module
 from durable_nb import widget as widget_module
 from durable_nb.session import MessageEntry, codec, elided_count, model_view, transcript_view
 from durable_nb.widget import CHARS_PER_ITEM, MAX_LINES, SessionWidget, agent_layout, sync_widgets, views_at
@@ -476,7 +477,7 @@ def test_a_prepared_widget_is_the_widget_computed_at_once(recording, monkeypatch
         assert taken and taken[0] is not None, change
         monkeypatch.setattr(widget_module, "_prepared", widget_module.weakref.WeakKeyDictionary())
         monkeypatch.setattr(widget_module, "_open", widget_module.weakref.WeakSet())  # nothing to copy from
-        widget_module._tallies.pop(a, None)
+        cost_module._kept.pop(a, None)
         fresh = SessionWidget(a)
         assert state(w) == state(fresh), change
         msgs = [e.message for e in a.entries() if isinstance(e, MessageEntry)]
