@@ -86,10 +86,11 @@ the page then asks for (about a screenful), whatever the session size.
 **Prepared ahead (long sessions).** A first widget lays out the whole log,
 tallies every reply and builds the active path's views: O(n), about 1.5 s at
 300k entries on a slow core. For a log of :data:`PREPARE_MIN` entries or more
-the notebook starts that work in a background thread when a ``%durable`` cell
-ends (:func:`prepare`; it only reads the agent); the next widget takes it and
-adds what was logged since, so a later ``%durable show`` paints at once. A
-show that comes before the preparation ends waits for it.
+the notebook prepares it when a ``%durable`` cell ends (:func:`prepare`: the
+layout in a background thread that reads only the entries logged so far, the
+views from the agent's kept active path); the next widget takes it and adds
+what was logged since, so a later ``%durable show`` paints at once. A show
+that comes before the layout is done waits for it.
 
 **Live across kernels.** On a store that notifies appends (PostgreSQL's
 ``LISTEN/NOTIFY``, :meth:`~durable_nb.session.PostgresStore.subscribe`), an
@@ -131,7 +132,6 @@ from .session import (
     kept_from,
     model_view,
     transcript_view,
-    view_builder,
 )
 from .session.labels import label_of
 
@@ -400,27 +400,15 @@ class _PathState:
     """What following a leaf starts from: its path and the path's model view, transcript view,
     elided count and tally. :meth:`of` computes it. O(depth)."""
 
-    def __init__(
-        self, leaf: str, path: list[Entry], builder: ViewBuilder, cost: Tally, on: set[str] | None = None
-    ) -> None:
-        self.leaf, self.path, self.builder, self.cost, self.on = leaf, path, builder, cost, on
+    def __init__(self, agent: Any) -> None:
+        """The state at ``agent``'s leaf, from the agent's kept active path and view (copies, at C
+        speed; built first if the agent has not yet: O(depth) then, as a first turn would) and the
+        path's :func:`~durable_nb.cost.kept_tally`. Call it on the agent's own thread. O(depth)."""
+        path = agent.path()
+        self.leaf, self.path, self.builder = agent.leaf_id, path, agent.view_builder()
+        self.cost = kept_tally(agent, "path", path)
         self.transcript: list[Entry] = transcript_view(path)
         self.elided = elided_count(path)
-
-    @classmethod
-    def of(cls, agent: Any, background: bool = False) -> _PathState:
-        """Return the state at ``agent``'s leaf: from the agent's kept active path and view on its
-        own thread, or (``background``) from a walk of the parent pointers and a view of its own,
-        touching no cache of the agent (safe while the agent works in another thread; ``on`` is
-        then the set of the path's ids: the agent's own index of its active path is not built).
-        The path's tally is :func:`~durable_nb.cost.kept_tally`'s (a kept count read and extended
-        from either thread: at worst a count is redone). O(depth), at C speed for what the agent keeps."""
-        if background:
-            leaf = agent.leaf_id
-            path = agent.path(leaf, cached=False)
-            return cls(leaf, path, view_builder(path), kept_tally(agent, "path", path), {e.id for e in path})
-        path = agent.path()
-        return cls(agent.leaf_id, path, agent.view_builder(), kept_tally(agent, "path", path))
 
 
 class _Followed:
@@ -434,7 +422,7 @@ class _Followed:
     def reset(self, start: _PathState | None = None) -> None:
         """Start over from the agent's active path (or from ``start``, a state computed for one of
         the agent's leaves: :meth:`move` then follows the agent). O(depth)."""
-        st = start if start is not None else _PathState.of(self.agent)
+        st = start if start is not None else _PathState(self.agent)
         path = st.path
         self.leaf = st.leaf
         self.builder: ViewBuilder = st.builder
@@ -455,11 +443,6 @@ class _Followed:
         self.elided = st.elided
         self.elided_ids = frozenset(e.id for e in path[: self.elided])  # what its latest compaction elides
         self.cost = st.cost
-        self._on = st.on  # the path's ids, or None: ask the agent (its active path is this path)
-
-    def on_path(self, entry_id: str) -> bool:
-        """True when ``entry_id`` is on the followed path. O(1)."""
-        return entry_id in self._on if self._on is not None else self.agent.on_path(entry_id)
 
     def move(self, new: int) -> bool:
         """Follow the agent's leaf; ``new``: how many entries were appended since the last call.
@@ -494,8 +477,6 @@ class _Followed:
             else:
                 self.transcript.append(e)
         self.path.extend(chain)
-        if self._on is not None:
-            self._on.update(e.id for e in chain)
         self.depth += len(chain)
         self.last = chain[-1]
         self.leaf = leaf
@@ -538,19 +519,12 @@ class _Followed:
         return views
 
 
-def tree_line(
-    agent: Any,
-    layout: Layout,
-    entry_id: str,
-    elided: set[str] | frozenset[str],
-    on_path: Callable[[str], bool] | None = None,
-) -> dict[str, Any]:
+def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | frozenset[str]) -> dict[str, Any]:
     """Return the line the page draws for ``entry_id`` of ``layout`` (``""``: the START row).
 
     Keys: ``row`` (:func:`agent_row`), ``depth``, ``mark``, ``kids`` (durable
-    children), ``on`` (on the active path: ``on_path(entry_id)``, by default
-    ``agent.on_path``) and ``elided`` (in ``elided``: the ids its latest
-    compaction elides). O(size of the entry), plus O(depth) for a compaction.
+    children), ``on`` (on ``agent``'s active path) and ``elided`` (in ``elided``:
+    the ids its latest compaction elides). O(size of the entry), plus O(depth) for a compaction.
     """
     depth, mark = layout.info(entry_id)
     if entry_id == START:
@@ -561,7 +535,7 @@ def tree_line(
         "depth": depth,
         "mark": mark,
         "kids": layout.kids_of(entry_id),
-        "on": (on_path or agent.on_path)(entry_id),
+        "on": agent.on_path(entry_id),
         "elided": entry_id in elided,
     }
 
@@ -628,64 +602,70 @@ PREPARE_MIN = 20_000  # entries from which a first widget's state is worth prepa
 
 class _Prepared:
     """What the first widget of an agent computes from its whole log, computed ahead by
-    :func:`prepare` from the log as it was then: the layout, the session's tally and the state
-    at the leaf (:class:`_PathState`). Reads the agent, writes nothing of it. O(n)."""
+    :func:`prepare`: the layout (and the session's tally, kept) from the log as it was then, in a
+    background thread that reads only that list of entries; the state at the leaf
+    (:class:`_PathState`), on the agent's thread. ``done`` is set once the thread's part is."""
 
     def __init__(self, agent: Any) -> None:
         entries = agent.entries()
         self.count = len(entries)
         self.last_id = entries[-1].id if entries else ""
-        self.layout = layout_of(entries)
-        kept_tally(agent, "session", entries)  # kept for the widget (what %durable status counted is reused)
-        self.at_leaf = _PathState.of(agent, background=True)
+        self.layout: Layout | None = None
+        self.at_leaf: _PathState | None = None
+
+        def lay_out() -> None:
+            try:
+                self.layout = layout_of(entries)
+                kept_tally(agent, "session", entries)  # kept for the widget (what %durable status counted is reused)
+            except Exception:  # noqa: BLE001 - the widget then lays it out itself, and reports any error
+                pass
+
+        self.thread = threading.Thread(target=lay_out, name="durable_nb-prepare", daemon=True)
+        self.thread.start()
 
 
-# agent -> (the thread preparing it, [its _Prepared once done]); taken by the agent's next widget
-_prepared: weakref.WeakKeyDictionary[Any, tuple[threading.Thread, list[_Prepared]]] = weakref.WeakKeyDictionary()
+# agent -> its preparation, taken by the agent's next widget
+_prepared: weakref.WeakKeyDictionary[Any, _Prepared] = weakref.WeakKeyDictionary()
 
 
-def prepare(agent: Any) -> threading.Thread | None:
-    """Start computing, in a background thread, what the next :class:`SessionWidget` of ``agent``
-    would otherwise compute from the whole log before its first paint: the tree's layout, the
-    session's and the active path's tallies, the active path's views (:class:`_Prepared`). That
-    widget takes it and adds what was logged since (O(new entries)), so ``%durable show`` on a
-    long session paints at once. The notebook calls this when a ``%durable`` cell ends.
+def prepare(agent: Any) -> _Prepared | None:
+    """Prepare what the next :class:`SessionWidget` of ``agent`` would otherwise compute from the
+    whole log before its first paint: the tree's layout and the session's tally, in a background
+    thread (it reads only the list of entries logged so far, so the agent may go on working), and
+    the state at the leaf (the path, its views and tally, from the agent's kept active path: a
+    copy at C speed, or built now as a first turn would). That widget takes it and adds what was
+    logged since (O(new entries)), so ``%durable show`` on a long session paints at once. The
+    notebook calls this on the kernel's thread when a ``%durable`` cell ends; call it on the
+    agent's thread.
 
-    Returns the thread, or ``None`` when there is nothing to prepare: a log shorter than
+    Returns the preparation, or ``None`` when there is nothing to prepare: a log shorter than
     :data:`PREPARE_MIN` (a widget lays it out at once), a preparation not yet taken, or an open
-    widget of ``agent`` that a new one copies its layout from. The thread only reads the agent
-    (entries, their parent pointers: never the agent's caches), so the agent may go on working;
-    a widget made meanwhile waits for it. O(n) in the thread; O(1) here.
+    widget of ``agent`` that a new one copies its layout from. Cost here: O(depth) at C speed
+    with the agent's caches warm; the layout's O(n) runs in the thread (a widget made meanwhile
+    waits for it).
     """
     if agent in _prepared or any(w.agent is agent and w._hide is None and w.comm is not None for w in list(_open)):
         return None
     if len(agent.entries()) < PREPARE_MIN:
         return None
-    done: list[_Prepared] = []
-
-    def run() -> None:
-        try:
-            done.append(_Prepared(agent))
-        except Exception:  # noqa: BLE001 - the widget then computes it all itself, and reports any error
-            pass
-
-    thread = threading.Thread(target=run, name="durable_nb-prepare", daemon=True)
-    _prepared[agent] = (thread, done)
-    thread.start()
-    return thread
+    p = _prepared[agent] = _Prepared(agent)
+    p.at_leaf = _PathState(agent)
+    return p
 
 
 def _take_prepared(agent: Any, entries: list[Entry]) -> _Prepared | None:
-    """Return the preparation of ``agent`` (waiting for it if it is under way) and forget it, or
-    ``None`` when there is none or ``entries`` (the log now) no longer extends the log it was made
-    from. O(1), plus the wait."""
-    pending = _prepared.pop(agent, None)
-    if pending is None:
+    """Return the preparation of ``agent`` (waiting for its thread if it is still laying out) and
+    forget it, or ``None`` when there is none or ``entries`` (the log now) no longer extends the
+    log it was made from. O(1), plus the wait."""
+    p = _prepared.pop(agent, None)
+    if p is None:
         return None
-    thread, done = pending
-    thread.join()
-    p = done[0] if done else None
-    if p is None or not (0 < p.count <= len(entries) and entries[p.count - 1].id == p.last_id):
+    p.thread.join()
+    if (
+        p.layout is None
+        or p.at_leaf is None
+        or not (0 < p.count <= len(entries) and entries[p.count - 1].id == p.last_id)
+    ):
         return None
     return p
 
@@ -797,14 +777,14 @@ class SessionWidget(anywidget.AnyWidget):
         agent = self.agent
         entries = agent.entries()
         ready = _take_prepared(agent, entries) if self._hide is None else None
-        if ready is not None:  # prepared ahead: add what was logged since
+        if ready is not None and ready.layout is not None:  # prepared ahead: add what was logged since
             self._layout = _extended(ready.layout, entries[ready.count :])
         else:
             self._layout = self._copied_layout(entries) or layout_of(entries, self._hide)
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = kept_tally(agent, "session", entries)
-        if ready is not None:
+        if ready is not None and ready.at_leaf is not None:
             self._followed = _Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
         else:
@@ -953,7 +933,7 @@ class SessionWidget(anywidget.AnyWidget):
 
     def line(self, entry_id: str) -> dict[str, Any]:
         """Return :func:`tree_line` for a drawn entry of this widget's layout. O(size of the entry)."""
-        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids, self._followed.on_path)
+        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids)
 
     def lines(self, start: int, stop: int) -> list[dict[str, Any]]:
         """Return :meth:`line` for the layout's lines ``start`` to ``stop`` (at most :data:`MAX_LINES`)."""

@@ -280,16 +280,11 @@ class Agent:
         near = suggest(ref, [*self._labels, *(self._by_id if len(self._by_id) <= SUGGEST_IDS else ())])
         raise UnknownEntry(f"no entry or label {ref!r} {where}{near}")
 
-    def path(self, leaf_id: str | None = None, *, cached: bool = True) -> list[Entry]:
-        """Return the active path (root to leaf), or the path to ``leaf_id``. O(depth).
-
-        ``cached=False`` walks the parent pointers without reading or filling the
-        agent's cache of the active path: what another thread may call while the
-        agent works (the widget's background preparation does).
-        """
-        if cached and (leaf_id is None or leaf_id == self.leaf_id):
+    def path(self, leaf_id: str | None = None) -> list[Entry]:
+        """Return the active path (root to leaf), or the path to ``leaf_id``. O(depth)."""
+        if leaf_id is None or leaf_id == self.leaf_id:
             return list(self._active.entries())
-        return path(self._by_id, self.leaf_id if leaf_id is None else leaf_id)
+        return path(self._by_id, leaf_id)
 
     @property
     def depth(self) -> int:

@@ -473,8 +473,8 @@ def test_a_long_session_is_prepared_for_its_widget_when_a_cell_ends(nb):
     assert nb.k.value("current().agent in W._prepared") is False  # 4 entries: a widget lays them out at once
     nb.cell("turn 2", [], new_cell_id())  # 6 entries: prepared once this cell has ended
     assert nb.k.value("current().agent in W._prepared") is True
-    nb.k.ok("W._prepared[current().agent][0].join(timeout=30)")
-    assert nb.k.value("len(W._prepared[current().agent][1])") == 1  # done
+    nb.k.ok("W._prepared[current().agent].thread.join(timeout=30)")
+    assert nb.k.value("W._prepared[current().agent].layout is not None") is True  # laid out
     nb.cell("turn 3", [], new_cell_id())  # logged after the preparation: the widget adds it
     r = nb.k.ok("%durable show")
     assert r.displays and nb.k.value("current().agent in W._prepared") is False  # taken by the widget

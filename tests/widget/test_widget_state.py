@@ -498,6 +498,7 @@ def test_nothing_is_prepared_for_a_short_log_or_while_a_widget_is_open(recording
     w = SessionWidget(a)
     assert prepare(a) is None  # the next widget copies this one's layout
     w.close()
-    t = prepare(a)
-    assert t is not None
-    t.join()
+    p = prepare(a)
+    assert p is not None
+    p.thread.join()
+    assert p.layout is not None and p.at_leaf is not None and p.at_leaf.leaf == a.leaf_id
