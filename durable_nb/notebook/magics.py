@@ -233,7 +233,14 @@ class DurableMagics(Magics):
         call = _main_thread_caller()
         if state is not None and call is not None:
             agent = state.agent
-            call(lambda: prepare(agent))
+
+            def ahead() -> None:  # on the kernel's io loop, after the cell: nobody to tell of a failure
+                try:
+                    prepare(agent)
+                except Exception:  # noqa: BLE001 - the widget then computes it all itself, and reports any error
+                    pass
+
+            call(ahead)
 
     # -- cells ------------------------------------------------------------------------
 
