@@ -398,7 +398,7 @@ def _views(
 
 class _PathState:
     """What following a leaf starts from: its path and the path's model view, transcript view,
-    elided count and tally. :meth:`of` computes it. O(depth)."""
+    elided count and tally, each the widget's own (copies). O(depth)."""
 
     def __init__(self, agent: Any) -> None:
         """The state at ``agent``'s leaf, from the agent's kept active path and view (copies, at C
@@ -604,7 +604,8 @@ class _Prepared:
     """What the first widget of an agent computes from its whole log, computed ahead by
     :func:`prepare`: the layout (and the session's tally, kept) from the log as it was then, in a
     background thread that reads only that list of entries; the state at the leaf
-    (:class:`_PathState`), on the agent's thread. ``done`` is set once the thread's part is."""
+    (:class:`_PathState`), on the agent's thread. ``layout`` is set when the thread ends (it stays
+    ``None`` if laying out failed)."""
 
     def __init__(self, agent: Any) -> None:
         entries = agent.entries()
