@@ -605,14 +605,12 @@ class _Prepared:
     :func:`prepare`: the layout (and the session's tally, kept) from the log as it was then, in a
     background thread that reads only that list of entries; the state at the leaf
     (:class:`_PathState`), on the agent's thread. ``layout`` is set when the thread ends (it stays
-    ``None`` if laying out failed)."""
+    ``None`` if laying out failed). ``entries``: the agent's log now."""
 
-    def __init__(self, agent: Any) -> None:
-        entries = agent.entries()
+    def __init__(self, agent: Any, entries: list[Entry]) -> None:
         self.count = len(entries)
         self.last_id = entries[-1].id if entries else ""
         self.layout: Layout | None = None
-        self.at_leaf: _PathState | None = None
 
         def lay_out() -> None:
             try:
@@ -623,6 +621,7 @@ class _Prepared:
 
         self.thread = threading.Thread(target=lay_out, name="durable_nb-prepare", daemon=True)
         self.thread.start()
+        self.at_leaf = _PathState(agent)  # meanwhile, on this thread
 
 
 # agent -> its preparation, taken by the agent's next widget
@@ -647,10 +646,10 @@ def prepare(agent: Any) -> _Prepared | None:
     """
     if agent in _prepared or any(w.agent is agent and w._hide is None and w.comm is not None for w in list(_open)):
         return None
-    if len(agent.entries()) < PREPARE_MIN:
+    entries = agent.entries()
+    if len(entries) < PREPARE_MIN:
         return None
-    p = _prepared[agent] = _Prepared(agent)
-    p.at_leaf = _PathState(agent)
+    p = _prepared[agent] = _Prepared(agent, entries)
     return p
 
 
@@ -662,11 +661,7 @@ def _take_prepared(agent: Any, entries: list[Entry]) -> _Prepared | None:
     if p is None:
         return None
     p.thread.join()
-    if (
-        p.layout is None
-        or p.at_leaf is None
-        or not (0 < p.count <= len(entries) and entries[p.count - 1].id == p.last_id)
-    ):
+    if p.layout is None or not (0 < p.count <= len(entries) and entries[p.count - 1].id == p.last_id):
         return None
     return p
 
@@ -785,7 +780,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = kept_tally(agent, "session", entries)
-        if ready is not None and ready.at_leaf is not None:
+        if ready is not None:
             self._followed = _Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
         else:
