@@ -107,8 +107,7 @@ class File(_Struct, tag="file", tag_field="type"):
     for a file uploaded to the provider before); a MIME type and an optional file ``name``.
 
     The JSON layout is pi-go's: ``data`` (base64), ``url``, ``file_id``,
-    ``mime_type`` and ``filename`` (``name`` here; logs written before
-    spell it ``name``, and still load), each left out when empty, and so is
+    ``mime_type`` and ``filename`` (``name`` here), each left out when empty, and so is
     the default MIME type (pi-go reads a missing one as unknown).
     """
 

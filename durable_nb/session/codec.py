@@ -14,10 +14,9 @@ layout: unset fields are left out (``None``, ``False``, ``""``, empty
 content; a root's ``parent_id``), as pi-go's ``omitempty`` leaves them out,
 and a field a log spells out with that empty value reads the same as one
 left out (it is written back left out); binary block data is base64. A custom entry's fields sit at the top level
-beside the header (logs written before nest them under ``"data"``, which
-still loads; a custom entry whose fields would collide with the header, or
-whose only field is an object named ``data``, is written that nested way
-too, so it reads back as it was).
+beside the header; a custom entry whose fields would collide with the header,
+or whose only field is an object named ``data``, nests them under ``"data"``
+instead, so it reads back as it was.
 
 **Nothing read is dropped.** A field no type declares, on an entry, a
 message or a block (pi-go's legacy ``"meta": true``, a newer tool's
@@ -34,8 +33,7 @@ for one JSON object: msgspec converts the dict into the same types; when
 that is refused, the dict's fields are sorted at each level into declared
 ones and ``extra``, the lenient forms a log may hold are made strict (a
 null reads as absent, so a null ``parent_id`` makes a root; ``content``
-given as a string; a float ``tokens_before``; a file's ``name`` written
-before the ``filename`` rename), and msgspec converts the rest. Errors name
+given as a string; a float ``tokens_before``), and msgspec converts the rest. Errors name
 the field. Whatever the fast path accepts decodes to the same entry on the
 general path (a property test holds them to it).
 """
@@ -105,17 +103,6 @@ def encode_block(block: ai.Block) -> dict[str, Any]:
     return _merge(msgspec.to_builtins(block), block.extra)
 
 
-def decode_block(d: dict[str, Any]) -> ai.Block:
-    """Return the content block of a dict made by :func:`encode_block`.
-
-    A null reads as absent; fields the block type does not declare are kept
-    in its ``extra``. Raises :class:`DecodeError` for an unknown block type,
-    a missing key or a value of the wrong JSON type (text must be a string,
-    tool arguments an object, binary data base64).
-    """
-    return _general_block(d)
-
-
 def encode_message(m: ai.Message) -> dict[str, Any]:
     """Return the JSON-ready dict of a message (unset fields left out, unknown ones written back)."""
     return _message_builtins(m, msgspec.to_builtins(m))
@@ -130,20 +117,6 @@ def _message_builtins(m: ai.Message, d: dict[str, Any]) -> dict[str, Any]:
     return d
 
 
-def decode_message(d: dict[str, Any]) -> ai.Message:
-    """Return the message of a dict made by :func:`encode_message`.
-
-    ``content`` may also be a plain string (a shorthand some tools write) and
-    a null field reads as absent (and is written back as it was); fields no
-    type declares are kept in ``extra``. Raises :class:`DecodeError` for a
-    bad role, injection or block, or a field of the wrong JSON type.
-    """
-    try:
-        return _general_message(d)
-    except UnicodeEncodeError:  # a lone surrogate: msgspec takes only strings UTF-8 can hold
-        return cast(ai.Message, _unhide(_general_message(_hide(d))))
-
-
 def encode(entry: Entry) -> dict[str, Any]:
     """Return the JSON-ready dict of an entry (the line a store writes). Raises ``TypeError`` for a non-entry.
 
@@ -151,8 +124,7 @@ def encode(entry: Entry) -> dict[str, Any]:
     ``data``) sit at the top level beside the header, unless one of them is
     named like a header key (``type``, ``id``, ``parent_id``, ``created_at``,
     ``kind``) or the only one is an object named ``data``: then all of them
-    go inside ``"data"`` (the layout logs written before used), so they read
-    back unchanged. Fields no type
+    go inside ``"data"``, so they read back unchanged. Fields no type
     declares (``extra``) are written back at their level.
     """
     if isinstance(entry, CustomEntry):
@@ -234,9 +206,9 @@ def decode(d: dict[str, Any]) -> Entry:
     docs): fields no type declares go to ``extra`` at their level, explicit
     nulls of declared ones too (read as absent: a null ``parent_id`` makes a
     root), and the lenient forms are made strict (``content`` as a string, a
-    float ``tokens_before``, a file's old ``name``). A custom entry's fields
-    are every key beside the header (or, in logs written before, the keys of
-    its ``"data"`` object); it decodes into the class registered for its
+    float ``tokens_before``). A custom entry's fields
+    are every key beside the header (or the keys of a lone ``"data"``
+    object, the nested layout :func:`encode` writes for colliding names); it decodes into the class registered for its
     kind, or a bare :class:`CustomEntry`, and fields the class does not
     declare go to ``data``. A legacy top-level ``"meta"`` is kept (in
     ``extra``) and read by nothing (rule R13; stores count and report it).
@@ -318,8 +290,6 @@ def _general_block(b: Any) -> ai.Block:
     cls = _BLOCK_CLASSES.get(t) if type(t) is str else None
     if cls is None:
         raise DecodeError("content block has no 'type'" if t is None else f"unknown content block type {t!r}")
-    if cls is ai.File and "name" in b and "filename" not in b:  # the name logs written before used
-        b = {("filename" if k == "name" else k): v for k, v in b.items()}
     kept, extra = _split(b, _BLOCK_KEYS[cls])
     block = _convert(kept, cls, "content block")
     if extra:
@@ -334,7 +304,7 @@ def _lone_data(fields: dict[str, Any]) -> bool:
 
 def _decode_custom(d: dict[str, Any]) -> CustomEntry:
     """Return the custom entry of ``d``: its header, kind, and every other key as its fields (the keys of a
-    lone ``"data"`` object in the layout logs written before used)."""
+    lone ``"data"`` object, the nested layout :func:`encode` writes)."""
     head = {k: "" if d.get(k) is None else d[k] for k in ("id", "parent_id", "created_at", "kind")}
     if any(type(v) is not str for v in head.values()):
         raise DecodeError("custom entry: id, parent_id, created_at and kind must be strings")

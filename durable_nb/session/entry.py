@@ -93,8 +93,8 @@ class CustomEntry(Entry, kw_only=True, tag="custom"):
     "created_at", "kind": "note", "body": ...}``. ``data`` holds the fields
     the class does not declare (an unregistered kind decodes to a bare
     ``CustomEntry`` whose ``data`` holds all of them), so a round trip
-    through a store loses nothing. Logs written before this layout nest the
-    fields under ``"data"``; they still load (see
+    through a store loses nothing. Fields whose names collide with the
+    header are nested under ``"data"`` instead (see
     :func:`durable_nb.session.codec.encode`).
     """
 

@@ -52,7 +52,7 @@ blocks = st.one_of(
         lambda b: with_extra(b, codec._BLOCK_KEYS[ai.ToolCall])
     ),
     st.just({"type": "file", "url": "https://example.com/a.pdf", "mime_type": "application/pdf"}).flatmap(
-        lambda b: with_extra(b, codec._BLOCK_KEYS[ai.File] | {"name"})  # 'name' is the old spelling of filename
+        lambda b: with_extra(b, codec._BLOCK_KEYS[ai.File])
     ),
     st.just({"type": "image", "data": "iVBORw==", "mime_type": "image/png"}).flatmap(
         lambda b: with_extra(b, codec._BLOCK_KEYS[ai.Image])
