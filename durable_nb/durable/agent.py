@@ -382,10 +382,12 @@ class Agent:
         settings: dict[str, Any],
         parent: str,
         move: bool = True,
+        halt: threading.Event | None = None,
     ) -> Iterator[Event]:
         """The loop of one run on its own chain: each entry's parent is the run's previous entry (``parent``
-        first), whatever the leaf does meanwhile. ``move=False`` (a fan-out's variants) leaves the leaf alone."""
-        durable = self._commit(prepared, move)
+        first), whatever the leaf does meanwhile. ``move=False`` (a fan-out's variants) leaves the leaf alone;
+        once ``halt`` is set, the run's next commit raises ``KeyboardInterrupt`` instead of writing."""
+        durable = self._commit(prepared, move, halt)
         at = durable[-1].id if durable else parent  # the run's own end
         sid = self.session_id
         yield Event("agent_start", session_id=sid, leaf_id=at, entries=tuple(durable))
@@ -426,7 +428,7 @@ class Agent:
                     timing={"ttft_ms": _ms(start, first or end), "total_ms": _ms(start, end)},
                 )
                 reply = self._message_entry(final, at)
-                self._commit([reply], move)
+                self._commit([reply], move, halt)
                 at = reply.id
                 view.add(final)
                 produced.append(final)
@@ -440,7 +442,7 @@ class Agent:
                     yield Event("tool_start", session_id=sid, leaf_id=at, call=call)
                     result, duration = self._call_tool(call, by_name)
                     entry = self._message_entry(result, at)
-                    self._commit([entry], move)
+                    self._commit([entry], move, halt)
                     at = entry.id
                     view.add(result)
                     produced.append(result)
@@ -902,9 +904,10 @@ class Agent:
         turn = sum(1 for e in self.path() if is_turn_start(e)) + 1
         labels = names([replace(v, model=m) for v, m in zip(vs, models)], f"t{turn}", self.labels())
         self._commit(shared)
+        stop = threading.Event()
         out = FanOut(fork_id=fork, branches=[Branch(n, v, i) for i, (n, v) in enumerate(zip(labels, vs))])
         streams = [
-            RunStream(self._run(m, view, prepared, specs, u, fork, move=False))
+            RunStream(self._run(m, view, prepared, specs, u, fork, move=False, halt=stop))
             for m, u, (prepared, view) in zip(models, used, runs)
         ]
 
@@ -921,7 +924,7 @@ class Agent:
                 on_event(b, ev)
 
         try:
-            drive(streams, receipt)
+            drive(streams, receipt, stop, self._lock)
         finally:
             for b, s in zip(out.branches, streams):
                 b.error = s.error if s.error is not None else (None if s.done else KeyboardInterrupt())
@@ -968,7 +971,7 @@ class Agent:
                 parent = c.id
         return out
 
-    def _commit(self, entries: list[Entry], move: bool = True) -> list[Entry]:
+    def _commit(self, entries: list[Entry], move: bool = True, stop: threading.Event | None = None) -> list[Entry]:
         """The one write path: persist, then remember, then advance the leaf. Returns the durable entries.
 
         ``entries`` come from :meth:`_prepare` (or are built at the leaf the
@@ -980,10 +983,14 @@ class Agent:
         to the last durable entry, growing the cached active path in place
         (``move=False``: the leaf stays; a fan-out's variants grow branches
         beside it). Commits are serialised: runs in other threads wait their
-        turn. O(len(entries)) beyond the store's own cost.
+        turn. A set ``stop`` (checked under the same lock as the write, see
+        :func:`~durable_nb.durable.fanout.drive`) refuses the commit with
+        ``KeyboardInterrupt``. O(len(entries)) beyond the store's own cost.
         """
         durable = [e for e in entries if not is_ephemeral(e)]
         with self._lock:
+            if stop is not None and stop.is_set():
+                raise KeyboardInterrupt("stopped: nothing more is written")
             if durable:
                 self.store.append_entries(self.session_id, durable)
             for e in entries:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -80,19 +81,26 @@ class FanOut:
         raise KeyError(name)
 
 
-def drive(streams: Sequence[RunStream], on_event: Callable[[int, Event], object] | None = None) -> None:
+def drive(
+    streams: Sequence[RunStream],
+    on_event: Callable[[int, Event], object] | None = None,
+    stop: threading.Event | None = None,
+    lock: AbstractContextManager | None = None,
+) -> None:
     """Run every stream to its end, each in its own thread; call ``on_event(i, event)`` in this thread.
 
     Events of stream ``i`` arrive in order; streams interleave as they
     produce. A stream's error ends only that stream (it is left in
     ``stream.error``). An exception in this thread (``KeyboardInterrupt``,
-    one from ``on_event``) asks every stream to stop at its next event (a
-    model call under way finishes first; its reply is then not stored),
-    waits up to :data:`JOIN_AFTER_INTERRUPT` seconds, and propagates. Cost:
-    one thread per stream.
+    one from ``on_event``) sets ``stop`` (while holding ``lock``, the lock
+    the streams' commits take and that checks ``stop``: no commit starts
+    after it), asks every stream to stop at its next event (a model call
+    under way finishes first; its reply is then not stored), waits up to
+    :data:`JOIN_AFTER_INTERRUPT` seconds, and propagates. Cost: one thread
+    per stream.
     """
     events: queue.Queue = queue.Queue()
-    stop = threading.Event()
+    stop = threading.Event() if stop is None else stop
     go = threading.Event()  # every thread is started before any runs: a running one would hold up the next start
 
     def work(i: int, stream: RunStream) -> None:
@@ -127,7 +135,8 @@ def drive(streams: Sequence[RunStream], on_event: Callable[[int, Event], object]
             elif on_event is not None:
                 on_event(i, ev)
     except BaseException:
-        stop.set()
+        with lock if lock is not None else nullcontext():
+            stop.set()
         for t in threads:
             t.join(JOIN_AFTER_INTERRUPT / len(threads))
         raise

@@ -261,3 +261,37 @@ def test_every_store_takes_a_fan_out_s_commits_from_its_threads(store):
     again = durable.Agent(store=store, session_id="fan")
     assert sorted(e.id for e in again.entries()) == sorted(e.id for e in agent.entries())
     assert again.labels() == agent.labels() and len(again.labels()) == 4
+
+
+def test_after_stop_a_variant_still_in_its_model_call_commits_nothing(tmp_path):
+    # issue 25 #18: Stop while one variant's model call is under way; when that call returns, its
+    # reply (and anything after it) must not be stored: "every variant stopped" means nothing more is written
+    agent = durable.Agent(store=JsonlStore(tmp_path), session_id="s")
+    agent.run("hello").wait()
+    release = threading.Event()
+
+    class Slow:  # streams a first piece, then its provider is slow to send the rest
+        name = "slow"
+
+        def stream(self, messages, request=None):
+            yield "slow "
+            release.wait(10)  # still in its model call when Stop comes
+            yield ai.assistant_message("slow reply")
+
+    def quick(messages):
+        return "quick reply"
+
+    def stop_on_quick_reply(branch, ev):
+        if branch.name.startswith("quick") and ev.type == "message_end":
+            raise KeyboardInterrupt  # what the kernel's Stop raises in the caller's thread
+
+    with pytest.raises(KeyboardInterrupt):
+        agent.fan_out("what now?", variants=[Slow(), quick], on_event=stop_on_quick_reply)
+    stored = [e.id for e in JsonlStore(tmp_path).load_entries("s")]
+    release.set()  # the slow variant's model call returns now, after the interrupt
+    for t in threading.enumerate():
+        if t.name.startswith("durable-variant-"):
+            t.join(10)
+    assert [e.id for e in JsonlStore(tmp_path).load_entries("s")] == stored
+    assert [e.id for e in agent.entries()] == stored
+    assert "slow reply" not in [m.text() for m in agent.messages()]
