@@ -76,7 +76,9 @@ def test_exported_page_works_like_the_widget_from_file_with_no_network(browser, 
         # branch navigation: "continue from here" moves this page's leaf (nothing is written)
         page.click('.dnb-tab[data-view="tree"]')
         page.click(".dnb-continue")
-        page.wait_for_function(f"document.querySelector('.dnb-row.dnb-leaf')?.dataset.id === '{ids['hostile']}'")
+        # a locator wait, not wait_for_function: Playwright >= 1.65 evaluates a string predicate with
+        # eval(), which the page's CSP (no 'unsafe-eval') refuses
+        page.locator(f'.dnb-row.dnb-leaf[data-id="{ids["hostile"]}"]').wait_for()
         assert ids["hostile"] in ids_of(page, ".dnb-row.dnb-active") and ids["last_r"] not in ids_of(
             page, ".dnb-row.dnb-active"
         )
