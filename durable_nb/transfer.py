@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import DurableError, SessionNotFound
 from .session import Entry, SessionRecord, Store, describe, encode_line, open_store, store_kind
-from .session.locate import sqlite_path
+from .session.locate import expand_env, sqlite_path
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ def sources(src: str) -> tuple[str, Iterator[tuple[SessionRecord, list[Entry]]]]
     session is read, oldest first. Raises :class:`DurableError` when it cannot be
     read, or names no folder, database file or log that exists.
     """
+    src = expand_env(src)
     p = Path(src).expanduser()
     if p.is_file() and store_kind(src) != "sqlite":
         from .importers import open_session

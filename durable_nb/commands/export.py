@@ -16,6 +16,7 @@ from ..durable import Agent
 from ..errors import DurableError, SessionNotFound
 from ..importers import open_session
 from ..session import JsonlStore, check_session_id, describe, open_store, store_kind
+from ..session.locate import expand_env
 from ..share import export
 
 
@@ -56,7 +57,7 @@ def load(ref: str, store: str) -> tuple[Any, str]:
         for w in imported.warnings:
             print(f"warning: {w}", file=sys.stderr)
         return imported.agent, str(path)
-    if store_kind(store) == "jsonl" and not Path(store).expanduser().is_dir():
+    if store_kind(store) == "jsonl" and not Path(expand_env(store)).expanduser().is_dir():
         raise DurableError(f"no log file {ref!r} and no store folder {store!r}")
     if path.suffix == ".jsonl":
         raise DurableError(f"no log file {ref!r}")
@@ -66,7 +67,9 @@ def load(ref: str, store: str) -> tuple[Any, str]:
         s.load_session(ref)
     except SessionNotFound:
         known = ", ".join(sorted(r.id for r in s.list_sessions())[:10]) or "none"
-        raise DurableError(f"no log file {ref!r} and no session {ref!r} in {store} (sessions there: {known})") from None
+        raise DurableError(
+            f"no log file {ref!r} and no session {ref!r} in {describe(s)} (sessions there: {known})"
+        ) from None
     source = str(s.file(ref)) if isinstance(s, JsonlStore) else describe(s)
     return Agent(store=s, session_id=ref), source
 

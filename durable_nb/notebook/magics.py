@@ -30,7 +30,7 @@ from ..durable import ReplayFailed, Tool, as_tools, check_settings, parse_varian
 from ..errors import DurableError
 from ..models.failures import env_secrets, redact
 from ..session import MessageEntry, Store, open_store
-from ..session.pgstore import mask_dsn
+from ..session.dsn import shown_dsn
 from . import args as argmod
 from .identity import identity
 from .interpolate import interpolate
@@ -160,9 +160,9 @@ class DurableMagics(Magics):
 
     @observe("store", "session")
     def _reopen(self, change) -> None:
-        if change["name"] == "store" and mask_dsn(change["new"]) != change["new"]:
+        if change["name"] == "store" and shown_dsn(change["new"]) != change["new"]:
             # keep the password out of the trait (%config DurableMagics shows it): the real spec stays here
-            self._secret_store = (mask_dsn(change["new"]), change["new"])
+            self._secret_store = (shown_dsn(change["new"]), change["new"])
             self.store = self._secret_store[0]
             return
         old = getattr(self, "_state", None)

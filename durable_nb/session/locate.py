@@ -6,23 +6,63 @@ and ``python -m durable_nb copy``::
     .durable                         a JSONL folder (the default)
     sqlite:///home/ann/sessions.db   a SQLite file (absolute; sqlite:sessions.db is relative)
     sessions.db                      a SQLite file too (.db, .sqlite, .sqlite3)
-    postgresql://ann@db.example/team a PostgreSQL database (also postgres://, or 'host=... dbname=...')
+    postgresql://ann@db.example/team a PostgreSQL database (also postgres://)
+    host=db user=ann service=team    a PostgreSQL database too (libpq key/value pairs, see :mod:`.dsn`)
+    $DATABASE_URL                    the store an environment variable holds (also ${DATABASE_URL})
+
+A store string that is one ``$NAME`` / ``${NAME}`` is that environment
+variable's value (:func:`expand_env`), so a DSN's password can stay out of
+the notebook; what is shown is the store's description (a DSN with its
+password masked). Only a whole string is expanded, once: a ``$`` inside a
+DSN (a password may hold one) or a path is kept as written.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
+from .dsn import is_dsn
 from .store import Store
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def expand_env(spec: str) -> str:
+    """Return the value of the environment variable ``spec`` names when it is one ``$NAME`` or
+    ``${NAME}`` (surrounding blanks allowed), else ``spec`` unchanged. The value is not expanded again.
+
+    Raises :class:`~durable_nb.errors.DurableError` (one line naming the
+    variable, never a value) when it is not set or empty."""
+    m = _VAR.fullmatch(spec.strip())
+    if m is None:
+        return spec
+    from ..errors import DurableError
+
+    name = m.group(1) or m.group(2)
+    value = os.environ.get(name, "")
+    if not value.strip():
+        raise DurableError(
+            f"the store ${name} is {'empty' if name in os.environ else 'not set'} in this kernel's environment: "
+            f"set it before starting Jupyter (export {name}=postgresql://...), or write the store itself"
+        )
+    return value
+
+
 def store_kind(spec: str) -> str:
-    """Return ``"postgres"``, ``"sqlite"`` or ``"jsonl"`` for a store string (nothing is opened)."""
+    """Return ``"postgres"``, ``"sqlite"`` or ``"jsonl"`` for a store string, its ``$NAME`` expanded
+    (nothing is opened). A libpq key/value string is PostgreSQL whichever keys it has (see
+    :func:`~durable_nb.session.dsn.is_dsn`). Raises ``DurableError`` for an unset variable."""
+    return _kind(expand_env(spec))
+
+
+def _kind(spec: str) -> str:
     s = spec.strip()
-    if s.startswith(("postgresql://", "postgres://")) or ("dbname=" in s and "=" in s.split()[0]):
+    if is_dsn(s):
         return "postgres"
     if s.startswith("sqlite:") or s.lower().endswith(SQLITE_SUFFIXES):
         return "sqlite"
@@ -43,8 +83,9 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
     """Return the store a string names (see the module docs); relative paths are from ``base``
     (the current directory when ``None``).
 
-    Raises :class:`~durable_nb.errors.DurableError` when a SQLite or
-    PostgreSQL store cannot be opened (the message masks a DSN's password).
+    ``$NAME`` / ``${NAME}`` are expanded first (:func:`expand_env`). Raises
+    :class:`~durable_nb.errors.DurableError` for an unset variable and when a
+    SQLite or PostgreSQL store cannot be opened (the message masks a DSN's password).
     Opening a JSONL folder touches nothing; the SQL stores connect at once.
     """
     from ..errors import DurableError
@@ -54,7 +95,8 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
 
     if not isinstance(spec, str):
         spec = os.fspath(spec)
-    kind = store_kind(spec)
+    spec = expand_env(spec)
+    kind = _kind(spec)  # the value of a $NAME is not expanded again
     if kind == "postgres":
         return PostgresStore(spec.strip())
     root = Path(base) if base is not None else Path.cwd()

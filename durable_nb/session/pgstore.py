@@ -15,10 +15,11 @@ show new entries live (:meth:`PostgresStore.subscribe`). Two kernels on two
 machines appending to one session each insert their own rows, growing
 sibling branches (rule R14); nothing is overwritten.
 
-**The password never leaves this object.** The DSN is split on the way in:
-the password is handed to libpq as a separate parameter, and every message
-this store raises, and its ``repr``, carries the DSN with the password
-masked (``postgresql://ann:***@db/team``). Prefer ``PGPASSWORD`` or a
+**The password never leaves this object.** The DSN is read by libpq's rules
+on the way in (:mod:`.dsn`): the password is handed to libpq as a separate
+parameter, and every message this store raises, and its ``repr``, carries
+the DSN rebuilt from its parsed parameters with the password masked
+(``postgresql://ann:***@db/team``). Prefer ``PGPASSWORD`` or a
 ``~/.pgpass`` file, which keep it out of the notebook altogether.
 
 Access (see ``docs/stores.md``): a role with ``SELECT`` only can open and
@@ -28,12 +29,12 @@ inspect sessions; its append attempt raises one clear line.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import DurableError, SessionExists, SessionNotFound
+from .dsn import mask, split_dsn
 from .entry import Entry, now
 from .search import Hit, search_text, words
 from .sqlitestore import decode_rows, hits_of
@@ -81,55 +82,6 @@ def _psycopg():
             "pip install 'durable_nb[postgres]'"
         ) from None
     return psycopg, psycopg_pool
-
-
-def split_dsn(dsn: str) -> tuple[str, str | None, str]:
-    """Return ``(conninfo without the password, the password or None, the DSN masked for messages)``.
-
-    ``dsn`` is a libpq URI (``postgresql://user:pw@host/db``) or key/value
-    string (``host=... password=...``). Raises :class:`DurableError` for a
-    DSN libpq cannot read; that message never holds the password.
-    """
-    psycopg, _ = _psycopg()
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    try:
-        params = conninfo_to_dict(dsn)
-    except psycopg.Error as e:
-        masked = mask_dsn(dsn)
-        raise DurableError(
-            f"cannot read the PostgreSQL DSN {masked}: {mask_dsn(' '.join(str(e).split()), dsn)} "
-            "(expected postgresql://user@host/dbname or 'host=... dbname=...')"
-        ) from None
-    password = params.pop("password", None)
-    password = str(password) if password is not None else None
-    return make_conninfo("", **params), password, mask(dsn, password)
-
-
-def mask(text: str, password: str | None) -> str:
-    """Return ``text`` with ``password`` (as given and URL-encoded) replaced by ``***``."""
-    if not password:
-        return text
-    from urllib.parse import quote, quote_plus
-
-    for form in sorted({password, quote(password, safe=""), quote_plus(password)}, key=len, reverse=True):
-        text = text.replace(form, "***")
-    return text
-
-
-def mask_dsn(text: str, dsn: str | None = None) -> str:
-    """Return ``text`` with what looks like a password masked, without parsing it as a DSN:
-    a URI's ``user:password@``, a ``password=`` pair, and (given ``dsn``) the password
-    ``dsn`` holds wherever it appears in ``text``. Needs no psycopg."""
-    text = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
-    text = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", text, flags=re.I)
-    if dsn:
-        for m in re.finditer(r"password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s&]+)", dsn, flags=re.I):
-            text = text.replace(m.group(1).strip("'"), "***")
-        userinfo = re.search(r"://[^:/@\s]*:([^@\s]*)@", dsn)
-        if userinfo and userinfo.group(1):
-            text = text.replace(userinfo.group(1), "***")
-    return text
 
 
 def index_words(entry: Entry) -> str:
