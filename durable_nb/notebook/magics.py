@@ -227,10 +227,10 @@ class DurableMagics(Magics):
         ``%durable show`` paints at once. Only in a kernel with the widget installed; O(1) here."""
         state = self._state
         try:
-            from ..widget import _main_thread_caller, prepare
+            from ..widget import main_thread_caller, prepare
         except ImportError:  # no anywidget in this install: there is no widget to prepare
             return
-        call = _main_thread_caller()
+        call = main_thread_caller()
         if state is not None and call is not None:
             agent = state.agent
 

@@ -459,8 +459,7 @@ def dry_run(m: DurableMagics, call: Call) -> None:
     nargs=(2, 10**6),
 )
 def compare(m: DurableMagics, call: Call):
-    from ..share import comparison
-    from ..widget import SessionWidget
+    from ..widget import SessionWidget, comparison
 
     state = comparison.of(m.state.agent, list(call.args))  # a bad ref: one line, no output
     # the widget on its compare view; where no widget is drawn, its text and HTML fallback is the comparison

@@ -1,7 +1,5 @@
 """Sessions you can keep and share.
 
-- :mod:`.fallback`: the static, script-free HTML (and the text) every widget
-  output carries, so a saved notebook shows its session without a kernel.
 - :mod:`.page`: one self-contained, read-only HTML page of a session (the
   widget's own front end with the data inside).
 - :mod:`.handout`: a Markdown handout of a session.

@@ -22,7 +22,7 @@ inline script and style (no request of any kind: images, fetches, fonts,
 frames); the data is JSON in a ``<script type="application/json">`` block
 with every ``<`` escaped; the front end puts every string in through
 ``textContent``. Without script, a ``<noscript>`` holds the static fallback
-(:mod:`durable_nb.share.fallback`).
+(:mod:`durable_nb.widget.fallback`).
 """
 
 from __future__ import annotations
@@ -31,13 +31,11 @@ import json
 import re
 from datetime import UTC, datetime
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from ..cost import tally
 from ..session import MessageEntry, codec, elided_count, is_ephemeral
-from ..widget import VIEW_LIMIT, _asset, _elide_blobs, agent_layout, cost_text, tree_line, views_at
-from . import fallback
+from ..widget import VIEW_LIMIT, agent_layout, asset, cost_text, elide_blobs, fallback, tree_line, views_at
 
 VIEW_BUDGET = 200_000  # path entries walked (sum of depths) to embed views: about 1 s here, and all of a few-hundred-entry session
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -140,7 +138,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         "lines": [tree_line(agent, lay, i, elided_ids) for i in lay.lines],
         "items": items,
         "views": views,
-        "entries": {i: _elide_blobs(codec.encode(e)) for i, e in by_id.items()},
+        "entries": {i: elide_blobs(codec.encode(e)) for i, e in by_id.items()},
         "notes": {
             "missing": f"The views at {{id}} are not in this page (it holds them at {len(views)} of {len(entries)} "
             "entries: the leaf, the branch tips and the active path first). The details below are complete.",
@@ -170,9 +168,9 @@ def page_html(agent: Any, source: str = "", budget: int = VIEW_BUDGET) -> str:
         f"<b>durable_nb</b> session <code>{escape(agent.session_id)}</code> · {len(agent.entries())} entries · "
         f"exported {when}{' from ' + escape(source) if source else ''} · read-only page"
     )
-    widget_js = _script_safe(_asset("widget.js").read_text(encoding="utf-8"), "widget.js")
-    export_js = _script_safe(_asset("export.js").read_text(encoding="utf-8"), "export.js")
-    css = _script_safe(_asset("widget.css").read_text(encoding="utf-8"), "widget.css")
+    widget_js = _script_safe(asset("widget.js").read_text(encoding="utf-8"), "widget.js")
+    export_js = _script_safe(asset("export.js").read_text(encoding="utf-8"), "export.js")
+    css = _script_safe(asset("widget.css").read_text(encoding="utf-8"), "widget.css")
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'
@@ -188,10 +186,3 @@ def page_html(agent: Any, source: str = "", budget: int = VIEW_BUDGET) -> str:
         f'<script type="module">\n{widget_js}\n{export_js}\n</script>\n'
         "</body></html>\n"
     )
-
-
-def write_page(agent: Any, path: str | Path, source: str = "") -> Path:
-    """Write :func:`page_html` to ``path`` (UTF-8) and return the path."""
-    p = Path(path)
-    p.write_text(page_html(agent, source), encoding="utf-8")
-    return p

@@ -1,11 +1,11 @@
-"""durable_nb.layout: the tree's drawn lines, kept up to date one entry at a time."""
+"""durable_nb.widget.layout: the tree's drawn lines, kept up to date one entry at a time."""
 
 from __future__ import annotations
 
 import copy
 import random
 
-from durable_nb.layout import START, Layout
+from durable_nb.widget.layout import START, Layout
 
 
 def drawn(lay: Layout) -> list[tuple[str, int, str, int]]:

@@ -19,8 +19,7 @@ from durable_nb.importers import found
 from durable_nb.notebook.args import parse
 from durable_nb.notebook.state import NotebookSession
 from durable_nb.notebook.verbs import VERBS
-from durable_nb.share import fallback
-from durable_nb.widget import SessionWidget
+from durable_nb.widget import SessionWidget, fallback
 
 CLAUDE = "spotter-tool_heavy.jsonl"
 CODEX = "localpush-rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl"

@@ -8,7 +8,7 @@ from widget_sessions import EVIL
 
 from durable_nb import ai, durable
 from durable_nb.session import MemoryStore, MessageEntry
-from durable_nb.share import comparison
+from durable_nb.widget import comparison
 
 
 def reply(text: str, model: str, settings: dict, usage: dict, total_ms: float) -> MessageEntry:

@@ -8,8 +8,7 @@ from html.parser import HTMLParser
 import pytest
 from widget_sessions import EVIL, hostile_agent, long_agent
 
-from durable_nb.share import fallback
-from durable_nb.widget import SessionWidget
+from durable_nb.widget import SessionWidget, fallback
 
 pytestmark = pytest.mark.usefixtures("recording")
 

@@ -12,9 +12,16 @@ from widget_sessions import HOSTILE, REMINDER, long_agent
 
 from durable_nb import ai, durable
 from durable_nb import cost as cost_module
-from durable_nb import widget as widget_module
 from durable_nb.session import MessageEntry, codec, elided_count, model_view, transcript_view
-from durable_nb.widget import CHARS_PER_ITEM, MAX_LINES, SessionWidget, agent_layout, sync_widgets, views_at
+from durable_nb.widget import (
+    CHARS_PER_ITEM,
+    MAX_LINES,
+    SessionWidget,
+    agent_layout,
+    preparation,
+    sync_widgets,
+    views_at,
+)
 from tests.support import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -392,7 +399,7 @@ def test_displaying_an_agent_shows_the_widget(agent):
         display(agent)
     (out,) = cap.outputs
     view = out.data["application/vnd.jupyter.widget-view+json"]
-    (w,) = [x for x in widget_module._open if x.model_id == view["model_id"]]
+    (w,) = [x for x in preparation._open if x.model_id == view["model_id"]]
     assert isinstance(w, SessionWidget) and w.agent is agent
     assert "export default" in w._esm and ".dnb-widget" in w._css
 
@@ -444,7 +451,7 @@ def test_a_prepared_widget_is_the_widget_computed_at_once(recording, monkeypatch
     from durable_nb.cost import tally
     from durable_nb.widget import cost_text, prepare
 
-    monkeypatch.setattr(widget_module, "PREPARE_MIN", 50)
+    monkeypatch.setattr(preparation, "PREPARE_MIN", 50)
     turns = iter(range(1, 10_000))
 
     def model(messages):
@@ -456,8 +463,8 @@ def test_a_prepared_widget_is_the_widget_computed_at_once(recording, monkeypatch
         return {k: (getattr(w, k) if k != "tree" else {**w.tree, "rev": 0}) for k in keys}, all_lines(w)
 
     taken: list = []
-    real_take = widget_module._take_prepared
-    monkeypatch.setattr(widget_module, "_take_prepared", lambda *x: taken.append(real_take(*x)) or taken[-1])
+    real_take = preparation.take
+    monkeypatch.setattr(preparation, "take", lambda *x: taken.append(real_take(*x)) or taken[-1])
     for change in ("nothing", "turns", "branch", "root"):
         taken.clear()
         a = long_agent(300)
@@ -475,8 +482,8 @@ def test_a_prepared_widget_is_the_widget_computed_at_once(recording, monkeypatch
             a.run("a new root").wait()
         w = SessionWidget(a)
         assert taken and taken[0] is not None, change
-        monkeypatch.setattr(widget_module, "_prepared", widget_module.weakref.WeakKeyDictionary())
-        monkeypatch.setattr(widget_module, "_open", widget_module.weakref.WeakSet())  # nothing to copy from
+        monkeypatch.setattr(preparation, "_prepared", preparation.weakref.WeakKeyDictionary())
+        monkeypatch.setattr(preparation, "_open", preparation.weakref.WeakSet())  # nothing to copy from
         cost_module._kept.pop(a, None)
         fresh = SessionWidget(a)
         assert state(w) == state(fresh), change
@@ -491,7 +498,7 @@ def test_a_prepared_widget_is_the_widget_computed_at_once(recording, monkeypatch
 def test_nothing_is_prepared_for_a_short_log_or_while_a_widget_is_open(recording, monkeypatch):
     from durable_nb.widget import prepare
 
-    monkeypatch.setattr(widget_module, "PREPARE_MIN", 100)
+    monkeypatch.setattr(preparation, "PREPARE_MIN", 100)
     a = long_agent(60)
     assert prepare(a) is None  # laid out at once by the widget
     a = long_agent(150)
@@ -502,3 +509,38 @@ def test_nothing_is_prepared_for_a_short_log_or_while_a_widget_is_open(recording
     assert p is not None
     p.thread.join()
     assert p.layout is not None and p.at_leaf is not None and p.at_leaf.leaf == a.leaf_id
+
+
+def test_the_protocol_module_declares_every_trait_and_action_of_the_widget():
+    from typing import get_args, get_type_hints
+
+    import anywidget
+
+    from durable_nb.widget import protocol
+
+    synced = set(SessionWidget.class_traits(sync=True)) - set(anywidget.AnyWidget.class_traits(sync=True))
+    assert set(get_type_hints(protocol.Traits)) == synced
+    assert set(SessionWidget.ACTIONS) == set(get_args(protocol.Action))
+    requests = {get_args(get_type_hints(r)["action"])[0] for r in get_args(protocol.Request)}
+    assert requests == set(get_args(protocol.Action))
+    replies = {get_args(get_type_hints(r)["reply"])[0] for r in get_args(protocol.Reply)}
+    assert replies == set(get_args(protocol.ReplyName))
+
+
+def test_what_the_widget_sends_has_the_fields_the_protocol_declares(recording):
+    from typing import get_type_hints
+
+    from durable_nb.widget import protocol
+    from tests.widget.widget_sessions import hostile_agent, realistic_agent, tool_agent
+
+    for a in (realistic_agent(), hostile_agent(), tool_agent()):
+        w = SessionWidget(a)
+        assert set(w.tree) == set(get_type_hints(protocol.Tree))
+        assert set(w.views) == set(get_type_hints(protocol.Views))
+        for line in all_lines(w):
+            assert set(line) == set(get_type_hints(protocol.Line))
+            assert set(line["row"]) <= set(get_type_hints(protocol.Row)), line["row"]
+        for m in w.views["model"]:
+            assert set(m) <= set(get_type_hints(protocol.ViewMessage)), m
+        for t in w.views["transcript"]:
+            assert set(t) <= set(get_type_hints(protocol.ViewEntry)), t

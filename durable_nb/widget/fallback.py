@@ -1,6 +1,6 @@
 """The static fallback of a session widget: HTML that needs no kernel and no script.
 
-    from durable_nb.share import fallback
+    from durable_nb.widget import fallback
     fallback.html(state)    # the tree, active path, branch markers; model and transcript views
     fallback.text(state)    # a few lines for text/plain
 
@@ -9,7 +9,7 @@ what the widget syncs (``session_id``, ``leaf_id``, ``views``) plus ``lines`` (t
 tree's first and last lines, each as the page fetches it: ``row``, ``depth``,
 ``mark``, ``kids``, ``on``, ``elided``), ``line_count`` and ``entry_count``, so the
 static page shows exactly the lines and views the live widget draws, computed
-once in Python (:class:`~durable_nb.layout.Layout`, :func:`~durable_nb.widget.row`,
+once in Python (:class:`~durable_nb.widget.layout.Layout`, :func:`~durable_nb.widget.row`,
 :func:`~durable_nb.widget.views_at`).
 Nothing here runs script, loads a URL or trusts a string: every value from the
 session goes through :func:`html.escape`; the only markup is this module's own
@@ -27,14 +27,14 @@ from html import escape
 from typing import Any
 
 from ..session.labels import by_target
+from .encoding import START_ROW as START
+from .layout import Layout
 
 ROWS = 30  # tree lines shown at each end of a big session
 TEXT_CHARS = 4000  # characters of one text block shown
 MAX_INDENT = 16  # deeper branches are drawn at this indent (as in the widget)
 PLAIN_LINES = 6  # transcript lines in text/plain
 
-# The row drawn above several root-level entries (as in widget.js).
-START = {"id": "", "parent_id": "", "type": "start", "preview": "start of the session: the first entries branch here"}
 _TD = "text-align:left;vertical-align:top"  # notebook themes right-align table cells
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0"
@@ -56,10 +56,8 @@ def _clip(text: str, limit: int = TEXT_CHARS) -> str:
 def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     """Return the tree of ``rows`` (dicts with ``id``, ``parent_id``, ``created_at``, maybe ``injected``
     or ``aside``) as ``(row, depth, mark)`` lines in the order the widget draws them
-    (:class:`~durable_nb.layout.Layout` decides it, siblings in :func:`~durable_nb.session.sort_siblings`
+    (:class:`~durable_nb.widget.layout.Layout` decides it, siblings in :func:`~durable_nb.session.sort_siblings`
     order; the START row is :data:`START`). O(n)."""
-    from ..layout import Layout
-
     by_id: dict[str, dict[str, Any]] = {}
     for r in rows:
         by_id.setdefault(r["id"], r)

@@ -1,6 +1,6 @@
 """A comparison as the widget draws it, and its static forms (HTML with no script, plain text).
 
-    from durable_nb.share import comparison
+    from durable_nb.widget import comparison
     s = comparison.of(agent, ["A", "B"])     # JSON the widget's compare view draws
     comparison.html(s), comparison.text(s)   # for saved notebooks, terminals
 

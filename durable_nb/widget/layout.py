@@ -1,6 +1,6 @@
 """The entry tree as the widget draws it: lines in order, kept up to date one entry at a time.
 
-    from durable_nb.layout import Layout
+    from durable_nb.widget.layout import Layout
     lay = Layout.build(ids, parent_ids, off_chain, hidden, created_at)   # a whole log, O(n)
     lay.add(entry_id, parent_id, off_chain=False, hidden=False, created_at="")  # then one at a time
     lay.ids(0, 40)        # the ids drawn on lines 0..39 ("" is the START row)
@@ -34,7 +34,7 @@ their nearest drawn ancestor. Pure: no Jupyter, no entries, only ids.
 
 from __future__ import annotations
 
-from .session.rules import created_key, sort_siblings
+from ..session.rules import created_key, sort_siblings
 
 START = ""  # the id of the START row drawn above several root-level entries
 MARKS = ("root", "cont", "branch", "eph")

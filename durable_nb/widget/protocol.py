@@ -1,0 +1,310 @@
+"""The page protocol, Python side: every synced trait, every request the page sends and every reply.
+
+Its TypeScript twin will live in ``js/widget/src/protocol.ts``; a test compares the two, so keep
+this module declarations only (``TypedDict``, ``Literal``), readable with
+:func:`typing.get_type_hints`: a field the page may miss is ``NotRequired``.
+
+**Traits** (:class:`Traits`; small whatever the session size, so a saved notebook's widget state
+stays small). Custom messages sent before the page renders are lost, so everything the first paint
+needs is a trait: the layout's revision and size (:class:`Tree`), the leaf, what the latest
+compaction elides, the selection, the tab, both views at the selected entry (:class:`Views`: their
+last ``view_limit`` items), the labels, the session's cost, the comparison, the hidden kind groups.
+
+**Requests** (:data:`Request`, the page's ``model.send({"action": NAME, ...})``), dispatched by
+:attr:`SessionWidget.ACTIONS <durable_nb.widget.SessionWidget.ACTIONS>` (one method per
+:data:`Action`). Reads are answered by a custom message carrying ``"reply": NAME``
+(:data:`Reply`); the page ignores a reply whose ``rev`` is not its current ``tree.rev``. Actions
+that change the session (``branch``, ``compare``, ``filter``) answer by setting traits, or ``error``.
+
+- ``lines``: the layout's lines ``start`` to ``stop`` (at most ``MAX_LINES``).
+- ``locate``: the line of an entry (or of its nearest drawn ancestor ``drawn`` under a kind
+  filter; ``-1`` if unknown): how the page reveals any entry.
+- ``branch`` ("continue from here"): ``agent.branch(id)``, then a sync.
+- ``search``: the entries of the whole tree (every branch, hidden ones too) whose text holds every
+  word of ``query`` (the rule of ``%durable search``), in drawn order, at most ``MAX_HITS`` of ``total``.
+- ``compare``: sets ``comparison`` (ids, labels or prefixes) and ``view = "compare"``; no ids clears it.
+- ``filter``: lays the tree out again with those :data:`FilterGroup` groups hidden, sets ``hidden``.
+
+A sync also pushes a ``lines`` reply (the changed lines near the leaf) just before the ``tree``
+update that announces them, once the page has asked for lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+# -- names ---------------------------------------------------------------------------------------
+
+Action = Literal["lines", "locate", "branch", "search", "compare", "filter"]
+ReplyName = Literal["lines", "locate", "search"]
+View = Literal["tree", "model", "transcript", "compare"]  # the tab the page shows
+Mark = Literal["root", "cont", "branch", "eph"]  # how a line hangs off the line above it
+RowType = Literal["message", "compaction", "custom", "start"]
+FilterGroup = Literal["custom", "aside", "tool_result"]  # the kind groups the tree can hide
+
+
+# -- what a trait holds --------------------------------------------------------------------------
+
+
+class Tree(TypedDict):
+    """``tree``: the layout's revision, its line and entry counts, the first line changed since the
+    previous ``rev`` (``0``: drop every cached line) and the leaf's line (``-1``: not drawn)."""
+
+    rev: int
+    lines: int
+    entries: int
+    changed_from: int
+    leaf_line: int
+
+
+class Row(TypedDict):
+    """What the tree draws for one entry (:func:`durable_nb.widget.row`; empty fields left out)."""
+
+    id: str
+    parent_id: str
+    type: RowType
+    preview: str
+    created_at: NotRequired[str]
+    role: NotRequired[str]
+    injected: NotRequired[str]
+    origin: NotRequired[str]
+    tools: NotRequired[list[str]]
+    bad_arguments: NotRequired[int]
+    thinking: NotRequired[int]
+    reminders: NotRequired[int]
+    attachments: NotRequired[list[str]]
+    tool_call_id: NotRequired[str]
+    is_error: NotRequired[bool]
+    duration_ms: NotRequired[float]
+    tokens: NotRequired[list[int]]  # [input, output]
+    cost: NotRequired[str]
+    kind: NotRequired[str]
+    aside: NotRequired[bool]
+    first_kept_id: NotRequired[str]
+    tokens_before: NotRequired[int]
+    elides: NotRequired[list[Any]]  # [first id, last id, count]
+
+
+class Line(TypedDict):
+    """One line of the tree as the page fetches it (:func:`durable_nb.widget.tree_line`)."""
+
+    row: Row
+    depth: int
+    mark: Mark
+    kids: int  # durable children drawn: a branch count, 0 = "no reply"
+    on: bool  # on the active path
+    elided: bool  # elided by the active path's latest compaction
+
+
+class ViewMessage(TypedDict):
+    """An item of the model view: a message in the log's encoding (:class:`durable_nb.ai.Message`'s
+    fields; blobs elided, fields other tools wrote kept) and the entry it comes from."""
+
+    role: str
+    content: list[dict[str, Any]]
+    entry_id: str  # "" for a message the view synthesized (a summary, an interrupted result)
+    injected: NotRequired[str]
+    origin: NotRequired[str]
+    tool_call_id: NotRequired[str]
+    tool_name: NotRequired[str]
+    is_error: NotRequired[bool]
+    usage: NotRequired[dict[str, Any]]
+    stop_reason: NotRequired[str]
+    model: NotRequired[str]
+    settings: NotRequired[dict[str, Any]]
+    timing: NotRequired[dict[str, Any]]
+    ephemeral_context: NotRequired[list[str]]
+    api: NotRequired[str]
+    provider: NotRequired[str]
+    error: NotRequired[str]
+    timestamp: NotRequired[str]
+
+
+class ViewEntry(TypedDict):
+    """An item of the transcript view (:func:`durable_nb.widget.encoding.view_entry`)."""
+
+    id: str
+    type: RowType
+    text: str
+    role: NotRequired[str]
+    blocks: NotRequired[list[dict[str, Any]]]  # tool calls and thinking
+    tool_call_id: NotRequired[str]
+    tool_name: NotRequired[str]
+    is_error: NotRequired[bool]
+    timing: NotRequired[dict[str, Any]]
+    kind: NotRequired[str]
+    data: NotRequired[str]  # a custom entry's data as JSON, cut
+
+
+class Views(TypedDict):
+    """``views``: both views at entry ``at`` (each its last ``view_limit`` items) and the entry in full."""
+
+    at: str
+    following_leaf: bool
+    depth: int
+    model: list[ViewMessage]
+    model_total: int
+    transcript: list[ViewEntry]
+    transcript_total: int
+    entry: dict[str, Any] | None  # the entry at ``at`` in the log's encoding, blobs elided
+    cost: str  # tokens and cost of the path's replies ("" for none)
+
+
+class TallyState(TypedDict):
+    """Tokens and cost of a compare side."""
+
+    input_tokens: int
+    output_tokens: int
+    reported: int
+    cost: str
+    summary: str
+
+
+class CompareMessage(TypedDict):
+    """A message of a compare side, by its index ``i`` in the request."""
+
+    i: NotRequired[int]
+    role: str
+    text: str
+    injected: NotRequired[str]
+    origin: NotRequired[str]
+    tool_call_id: NotRequired[str]
+    is_error: NotRequired[bool]
+
+
+class CompareSide(TypedDict):
+    """One compared entry: its request, settings, reply and cost."""
+
+    ref: str
+    entry_id: str
+    reply_id: str
+    labels: list[str]
+    model: str | None
+    settings: dict[str, Any]
+    total_ms: float | None
+    created_at: str
+    system: str | None
+    messages: list[CompareMessage]
+    message_total: int
+    reply: CompareMessage | None
+    cost: TallyState | None
+    branch_cost: TallyState
+
+
+class Change(TypedDict):
+    """One step of a diff of two requests' messages."""
+
+    op: str
+    a: int | None
+    b: int | None
+
+
+class Diff(TypedDict):
+    """Side ``a`` against side ``b``: the message changes, and what else differs (``[a's, b's]``)."""
+
+    a: int
+    b: int
+    same: bool
+    messages: list[Change]
+    system: list[str] | None
+    model: list[str] | None
+    settings: dict[str, list[Any]]
+
+
+class Comparison(TypedDict):
+    """``comparison`` (``{}``: none): :func:`durable_nb.widget.comparison.state`."""
+
+    sides: list[CompareSide]
+    diffs: list[Diff]
+
+
+class Traits(TypedDict):
+    """Every synced trait of :class:`~durable_nb.widget.SessionWidget` and what it holds."""
+
+    session_id: str
+    tree: Tree
+    leaf_id: str
+    elided: int  # entries from the active path's root its latest compaction elides
+    selected_id: str  # "": follow the leaf
+    view: View
+    view_limit: int
+    views: Views
+    error: str
+    labels: dict[str, str]  # label name -> entry id
+    session_cost: str  # tokens and cost of every reply, all branches ("" for none)
+    comparison: Comparison | dict[str, Any]  # {}: none
+    hidden: list[FilterGroup]
+    read_only: str  # what a log opened read-only is a copy of ("": writable)
+
+
+# -- requests ------------------------------------------------------------------------------------
+
+
+class LinesRequest(TypedDict):
+    action: Literal["lines"]
+    start: int
+    stop: int
+
+
+class LocateRequest(TypedDict):
+    action: Literal["locate"]
+    id: str
+
+
+class BranchRequest(TypedDict):
+    action: Literal["branch"]
+    id: str
+
+
+class SearchRequest(TypedDict):
+    action: Literal["search"]
+    query: str
+
+
+class CompareRequest(TypedDict):
+    action: Literal["compare"]
+    ids: list[str]
+
+
+class FilterRequest(TypedDict):
+    action: Literal["filter"]
+    hide: list[FilterGroup]
+
+
+Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest
+
+
+# -- replies -------------------------------------------------------------------------------------
+
+
+class LinesReply(TypedDict):
+    reply: Literal["lines"]
+    rev: int
+    start: int
+    total: int
+    lines: list[Line]
+
+
+class LocateReply(TypedDict):
+    reply: Literal["locate"]
+    id: str
+    rev: int
+    index: int  # -1: unknown
+    drawn: str  # the entry itself, or its nearest drawn ancestor under a kind filter
+
+
+class Hit(TypedDict):
+    id: str
+    index: int
+    drawn: str
+
+
+class SearchReply(TypedDict):
+    reply: Literal["search"]
+    query: str
+    rev: int
+    total: int
+    hits: list[Hit]
+
+
+Reply = LinesReply | LocateReply | SearchReply

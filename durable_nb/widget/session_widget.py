@@ -1,0 +1,391 @@
+"""The widget class: a session's whole tree, its model view and its transcript view, in a notebook.
+
+See :mod:`durable_nb.widget` for what it sends and what each sync costs, and
+:mod:`durable_nb.widget.protocol` for every trait, request and reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ..cost import keep_tally, kept_tally, tally
+from ..errors import DurableError
+from ..session import Entry, Finder, MessageEntry
+from . import comparison, fallback, preparation
+from .assets import asset
+from .encoding import tree_line
+from .follow import follow
+from .layout import Layout
+from .tree import extended, kind_filter, layout_of, off_chain
+from .views import VIEW_LIMIT, Followed, cost_text, views_at
+
+MAX_LINES = 400  # lines one "lines" reply may carry
+PUSH_AROUND = 40  # lines around the leaf a sync pushes to a page that is drawn (it scrolls there)
+MAX_HITS = 1000  # search hits one "search" reply carries ("total" says how many there are)
+MAX_QUERY = 500  # characters of a search query read
+
+
+class SessionWidget(anywidget.AnyWidget):
+    """The entry tree of ``agent`` (a :class:`durable_nb.durable.Agent`), with its two views.
+
+    ``SessionWidget(agent)`` syncs once; call :meth:`sync` after the agent's
+    log or leaf changes (the notebook magics do, after each persistence
+    receipt). ``view`` picks the starting tab: ``"tree"``, ``"model"`` or
+    ``"transcript"``. The protocol with the page is :mod:`durable_nb.widget.protocol`.
+    """
+
+    _esm = asset("widget.js")
+    _css = asset("widget.css")
+
+    # The one table of the page's requests: action -> method (which takes the request dict).
+    ACTIONS: dict[str, str] = {
+        "branch": "_do_branch",
+        "lines": "_do_lines",
+        "locate": "_do_locate",
+        "search": "_do_search",
+        "compare": "_do_compare",
+        "filter": "_do_filter",
+    }
+
+    session_id = traitlets.Unicode("").tag(sync=True)
+    tree = traitlets.Dict().tag(sync=True)  # {"rev", "lines", "entries", "changed_from", "leaf_line"}
+    leaf_id = traitlets.Unicode("").tag(sync=True)
+    elided = traitlets.Int(0).tag(sync=True)  # entries from the active path's root its latest compaction elides
+    selected_id = traitlets.Unicode("").tag(sync=True)
+    view = traitlets.Unicode("tree").tag(sync=True)
+    view_limit = traitlets.Int(VIEW_LIMIT).tag(sync=True)
+    views = traitlets.Dict().tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    labels = traitlets.Dict().tag(sync=True)  # {label name: entry id} (agent.labels()); the page draws names on rows
+    session_cost = traitlets.Unicode("").tag(sync=True)  # tokens and cost of every reply, all branches (cost_text)
+    comparison = traitlets.Dict().tag(sync=True)  # comparison.state of the compared entries ({}: none)
+    hidden = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the kind groups the tree hides
+    # Not empty for a log opened read-only (%durable open): what it is a copy of; the header says so.
+    read_only = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, agent: Any, **kwargs: Any) -> None:
+        self.agent = agent
+        self._hide: Callable[[Entry], bool] | None = kind_filter(kwargs.get("hidden", ()))
+        self._finder = Finder()  # the find's texts, read on the first search
+        self._memo: dict = {}
+        self._page_seen = False  # a page has asked for lines: syncs push the new ones
+        # The first state goes out with the comm's open message: compute it before opening.
+        self._start()
+        selected, limit = kwargs.get("selected_id", ""), kwargs.get("view_limit", VIEW_LIMIT)
+        self._views_key: tuple = (selected or agent.leaf_id, not selected, limit, self._followed.leaf)
+        views, error = self._views_for(*self._views_key[:3])
+        super().__init__(
+            session_id=agent.session_id,
+            tree=self._tree_state(0),
+            leaf_id=agent.leaf_id,
+            elided=self._followed.elided,
+            views=views,
+            error=error,
+            labels=agent.labels(),
+            session_cost=cost_text(self._session_tally),
+            **kwargs,
+        )
+        self.on_msg(self._on_request)
+        preparation.opened(self)
+        self._unsubscribe = follow(self)
+
+    def _start(self) -> None:
+        """Lay out the agent's whole log (or copy another open widget's layout of it) and start
+        following its leaf. O(n): at C speed when copying, plus O(new entries)."""
+        agent = self.agent
+        entries = agent.entries()
+        ready = preparation.take(agent, entries) if self._hide is None else None
+        if ready is not None and ready.layout is not None:  # prepared ahead: add what was logged since
+            self._layout = extended(ready.layout, entries[ready.count :])
+        else:
+            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide)
+        self._count = len(entries)
+        self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
+        self._session_tally = kept_tally(agent, "session", entries)
+        if ready is not None:
+            self._followed = Followed(agent, ready.at_leaf)
+            self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
+        else:
+            if entries and agent.depth == len(entries):  # the active path is the whole log: same tally
+                keep_tally(agent, "path", len(entries), agent.leaf_id, self._session_tally)
+            self._followed = Followed(agent)
+        self._rev = getattr(self, "_rev", 0) + 1
+
+    def _copied_layout(self, entries: list[Entry]) -> Layout | None:
+        """Return a copy of another open widget's layout of the agent, extended with the entries
+        logged since it last synced (``entries``: the whole log), or ``None`` when there is none to
+        copy (a kind filter on either, a log replaced since). O(n) at C speed + O(new entries)."""
+        if self._hide is not None:
+            return None
+        for w in preparation.widgets_of(self.agent):
+            n = getattr(w, "_count", 0)
+            if w is self or w._hide is not None or not 0 < n <= len(entries):
+                continue
+            if entries[n - 1].id != w._last_id:
+                continue
+            return extended(w._layout.copy(), entries[n:])
+        return None
+
+    def _tree_state(self, changed_from: int) -> dict[str, Any]:
+        lay = self._layout
+        leaf = lay.drawn(self.agent.leaf_id) if self.agent.leaf_id else None
+        return {
+            "rev": self._rev,
+            "lines": len(lay),
+            "entries": self._count,
+            "changed_from": changed_from,
+            "leaf_line": lay.position(leaf) if leaf else -1,
+        }
+
+    def close(self) -> None:
+        """Close the widget and stop following its store."""
+        if getattr(self, "_unsubscribe", None) is not None:  # (not set when __init__ failed)
+            self._unsubscribe()
+            self._unsubscribe = None
+        super().close()
+
+    def _catch_up(self) -> None:
+        """On the main thread: read what other writers appended and sync every widget of the agent."""
+        self._pending = False
+        if self.comm is None:
+            return
+        try:
+            new = self.agent.refresh()
+        except DurableError as e:  # the database went away: say so, keep what is shown
+            self.error = str(e)
+            return
+        if new:
+            preparation.sync_widgets(self.agent)
+
+    def sync(self) -> None:
+        """Push what changed since the last sync: the layout's change (``tree``), the leaf, and
+        the views when the entry they are at moved. Never a row: the page asks for the lines it draws.
+
+        A log that shrank or changed under the widget (another agent) is laid out again.
+        Everything goes out as one update message; a no-op sync sends nothing.
+        Cost: see :mod:`durable_nb.widget` (O(new entries + view_limit) for a turn).
+        """
+        agent = self.agent
+        tail = agent.entries(max(0, self._count - 1))
+        with self.hold_sync():
+            if self._count and (not tail or tail[0].id != self._last_id):
+                self._start()
+                changed: int | None = 0
+            else:
+                new = tail[1:] if self._count else tail
+                hide = self._hide
+                for e in new:
+                    self._layout.add(e.id, e.parent_id, off_chain(e), hide is not None and hide(e), e.created_at)
+                self._count += len(new)
+                if new:
+                    self._last_id = new[-1].id
+                    self._session_tally = tally(
+                        (e.message for e in new if isinstance(e, MessageEntry)), self._session_tally
+                    )
+                    keep_tally(agent, "session", self._count, self._last_id, self._session_tally)
+                changed = self._layout.take_changes()
+                elided = self._followed.elided
+                if not self._followed.move(len(new)) or self._followed.elided != elided:
+                    changed = 0  # the active path (or what it elides) changed above the new lines
+            if changed is not None:
+                self._rev += 1
+                tree = self._tree_state(changed)
+                self._push(changed, tree["leaf_line"])
+                self.tree = tree
+            self.session_id = agent.session_id
+            self.leaf_id = agent.leaf_id
+            self.elided = self._followed.elided
+            self.labels = agent.labels()  # O(labels); sent only when it changed
+            self.session_cost = cost_text(self._session_tally)
+            self._update_views()
+
+    def _push(self, changed: int, leaf_line: int) -> None:
+        """Send the changed lines near the leaf ahead of the ``tree`` update that announces them
+        (same ``rev``), so a drawn page has them without asking: a busy kernel (a turn running)
+        answers no request until its cell ends. Only once the page has asked for lines (it is
+        drawn); at most ``2 * PUSH_AROUND + 1`` lines around the leaf (from the change when there is
+        no leaf), usually just the new ones."""
+        if not self._page_seen:
+            return
+        around = leaf_line if leaf_line >= 0 else changed + PUSH_AROUND  # no leaf: the page is at the top
+        start = max(changed, around - PUSH_AROUND)
+        stop = min(len(self._layout), around + PUSH_AROUND + 1)
+        if start < stop:
+            total = len(self._layout)
+            self.send(
+                {"reply": "lines", "rev": self._rev, "start": start, "total": total, "lines": self.lines(start, stop)}
+            )
+
+    def relayout(self, hide: Callable[[Entry], bool] | None) -> None:
+        """Lay the tree out again with the entries ``hide`` picks hidden (``None``: all drawn);
+        their children hang off the nearest drawn ancestor. The hook of a kind filter. O(n)."""
+        self._hide = hide
+        with self.hold_sync():
+            self._start()
+            self.tree = self._tree_state(0)
+
+    @traitlets.observe("selected_id", "view_limit")
+    def _selection_changed(self, _change: dict) -> None:
+        if hasattr(self, "_views_key"):
+            self._update_views()
+
+    def _update_views(self) -> None:
+        """Recompute ``views`` for the selected entry (or the leaf) if it moved. O(new entries + limit)
+        following the leaf, O(depth of the selected entry) when the selection moves."""
+        at = self.selected_id or self.agent.leaf_id
+        key = (at, not self.selected_id, self.view_limit, self._followed.leaf if not self.selected_id else "")
+        if key != self._views_key:
+            self._views_key = key
+            self.views, self.error = self._views_for(*key[:3])
+
+    def _views_for(self, at: str, following_leaf: bool, limit: int) -> tuple[dict[str, Any], str]:
+        """Return the ``views`` value at ``at`` and an error: from the kept state of the active path
+        when following the leaf (O(limit)), else :func:`views_at` (O(depth of ``at``) + O(limit))."""
+        if len(self._memo) > 40 * max(limit, VIEW_LIMIT):
+            self._memo.clear()  # it keeps what it encoded alive: bounded
+        if following_leaf and at == self._followed.leaf:
+            return self._followed.views(limit, self._memo), ""
+        return views_at(self.agent.path(at) if at else [], at, following_leaf, limit, self.agent.session_id, self._memo)
+
+    # -- lines -------------------------------------------------------------
+
+    def line(self, entry_id: str) -> dict[str, Any]:
+        """Return :func:`tree_line` for a drawn entry of this widget's layout. O(size of the entry)."""
+        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids)
+
+    def lines(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """Return :meth:`line` for the layout's lines ``start`` to ``stop`` (at most :data:`MAX_LINES`)."""
+        return [self.line(i) for i in self._layout.ids(start, min(stop, max(0, start) + MAX_LINES))]
+
+    def _static_state(self) -> dict[str, Any]:
+        """Return what the static fallback draws (:mod:`durable_nb.widget.fallback`): the traits, plus
+        ``lines``: the first and last ``fallback.ROWS`` lines (all of them in a small session). O(ROWS)."""
+        n, k = len(self._layout), fallback.ROWS
+        head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
+        state = {
+            k: getattr(self, k)
+            for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels", "read_only", "session_cost")
+        }
+        return {**state, "lines": head, "line_count": n, "entry_count": self._count}
+
+    def __repr__(self) -> str:
+        return f"SessionWidget({fallback.header(self._static_state())})"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
+        """Return the widget view plus a static fallback: ``text/html`` (the tree's first and last
+        lines and both views, escaped, no script; see :mod:`durable_nb.widget.fallback`) and a
+        ``text/plain`` summary. JupyterLab and Notebook 7 draw the widget; a renderer with no kernel or
+        widget manager (nbconvert, nbviewer, GitHub) shows the fallback. The fallback is the
+        session as it was when the output was displayed; a widget opened on its compare view
+        (``%durable compare``) falls back to the comparison (:mod:`durable_nb.widget.comparison`).
+        O(fallback.ROWS + view size)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        if self.comparison and self.view == "compare":  # %durable compare: the comparison is the fallback
+            c = self.comparison
+            return {**data, "text/plain": comparison.text(c), "text/html": comparison.html(c)}, metadata
+        state = self._static_state()
+        data = {**data, "text/plain": fallback.text(state), "text/html": fallback.html(state)}
+        return data, metadata
+
+    # -- requests ----------------------------------------------------------
+
+    def _on_request(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """Dispatch a page request through :attr:`ACTIONS` (unknown actions are ignored)."""
+        if not isinstance(content, dict):
+            return
+        name = self.ACTIONS.get(str(content.get("action")))
+        if name is not None:
+            self._page_seen = True
+            getattr(self, name)(content)
+
+    def _do_lines(self, req: dict[str, Any]) -> None:
+        """``{"action": "lines", "start", "stop"}``: reply with those lines (:mod:`~durable_nb.widget.protocol`)."""
+        try:
+            start, stop = int(req.get("start", 0)), int(req.get("stop", 0))
+        except (TypeError, ValueError):
+            return
+        self.send(
+            {
+                "reply": "lines",
+                "rev": self._rev,
+                "start": max(0, start),
+                "total": len(self._layout),
+                "lines": self.lines(start, stop),
+            }
+        )
+
+    def _do_locate(self, req: dict[str, Any]) -> None:
+        """``{"action": "locate", "id"}``: reply with the entry's line index (:mod:`~durable_nb.widget.protocol`)."""
+        entry_id = str(req.get("id", ""))
+        drawn = self._layout.drawn(entry_id) if entry_id else None
+        index = self._layout.position(drawn) if drawn else -1
+        self.send({"reply": "locate", "id": entry_id, "rev": self._rev, "index": index, "drawn": drawn or ""})
+
+    def _do_search(self, req: dict[str, Any]) -> None:
+        """``{"action": "search", "query"}``: reply with the matching entries in drawn order (:mod:`~durable_nb.widget.protocol`).
+
+        O(new entries' text + total text) for the find, plus O(hits log hits) to order them."""
+        query = str(req.get("query", ""))[:MAX_QUERY]
+        lay = self._layout
+        hits = []
+        for entry_id in self._finder.find(self.agent.entries(), query):
+            drawn = lay.drawn(entry_id)
+            hits.append((lay.position(drawn) if drawn else -1, entry_id, drawn or ""))
+        hits.sort(key=lambda h: h[0])
+        self.send(
+            {
+                "reply": "search",
+                "query": query,
+                "rev": self._rev,
+                "total": len(hits),
+                "hits": [{"id": e, "index": i, "drawn": d} for i, e, d in hits[:MAX_HITS]],
+            }
+        )
+
+    def _do_compare(self, req: dict[str, Any]) -> None:
+        """``{"action": "compare", "ids"}``: show the comparison of those entries, or clear it (no ids)."""
+        refs = [str(x) for x in req.get("ids") or []]
+        with self.hold_sync():
+            if not refs:
+                self.comparison = {}
+                self.view = "tree" if self.view == "compare" else self.view
+                return
+            try:
+                self.comparison = comparison.of(self.agent, refs)
+            except DurableError as e:
+                self.error = str(e)
+                return
+            self.error = ""
+            self.view = "compare"
+
+    def _do_filter(self, req: dict[str, Any]) -> None:
+        """``{"action": "filter", "hide"}``: lay the tree out with those kind groups hidden. O(n)."""
+        groups = sorted({str(g) for g in req.get("hide") or []})
+        try:
+            hide = kind_filter(groups)
+        except DurableError as e:
+            self.error = str(e)
+            return
+        with self.hold_sync():
+            self.error = ""
+            self.hidden = groups
+            self.relayout(hide)
+
+    def _do_branch(self, req: dict[str, Any]) -> None:
+        """``{"action": "branch", "id"}``: move the leaf there, follow it, sync back (or set ``error``)."""
+        try:
+            self.agent.branch(str(req.get("id", "")))
+        except DurableError as e:
+            self.error = str(e)
+            return
+        with self.hold_sync():
+            self.error = ""
+            self.selected_id = ""
+            self.sync()

@@ -1,0 +1,77 @@
+"""Which entries the tree draws, and how: off the chain, hidden by a kind filter, laid out.
+
+    layout_of(entries, kind_filter(["aside"]))   # the Layout of a log with asides hidden, O(n)
+    off_chain(entry), kind_group(entry)          # the two rules the layout reads per entry
+
+:class:`~durable_nb.widget.layout.Layout` draws ids; this module tells it, per entry, whether
+the entry hangs off its parent (:func:`off_chain`) and whether a filter hides it (:func:`kind_filter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .. import ai
+from ..errors import DurableError
+from ..session import CustomEntry, Entry, MessageEntry, is_aside
+from .layout import Layout
+
+FILTERS = ("custom", "aside", "tool_result")  # the kind groups the tree can hide (kind_group)
+_EPHEMERAL = ai.Injection.EPHEMERAL
+
+
+def off_chain(e: Entry) -> bool:
+    """True for an entry drawn hanging off its parent, never a branch: an ephemeral message
+    (:func:`~durable_nb.session.is_ephemeral`) or an aside (:func:`~durable_nb.session.is_aside`).
+    O(1); written out (not those two calls) because :func:`layout_of` asks it of every entry."""
+    if isinstance(e, MessageEntry):
+        return e.message.injected is _EPHEMERAL
+    return is_aside(e)
+
+
+def extended(lay: Layout, new: list[Entry]) -> Layout:
+    """Return ``lay`` (no kind filter) with the entries ``new`` added, its changes taken. O(new entries)."""
+    for e in new:
+        lay.add(e.id, e.parent_id, off_chain(e), False, e.created_at)
+    lay.take_changes()
+    return lay
+
+
+def agent_layout(agent: Any, hide: Callable[[Entry], bool] | None = None) -> Layout:
+    """Return the :class:`~durable_nb.widget.layout.Layout` of ``agent``'s whole log (``hide``: entries
+    not drawn). O(n)."""
+    return layout_of(agent.entries(), hide)
+
+
+def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None) -> Layout:
+    """Return the :class:`~durable_nb.widget.layout.Layout` of ``entries``, a log in append order
+    (``hide``: entries not drawn). O(n)."""
+    ids = [e.id for e in entries]
+    parents = [e.parent_id for e in entries]
+    off = [off_chain(e) for e in entries]
+    hidden = [hide(e) for e in entries] if hide is not None else [False] * len(entries)
+    return Layout.build(ids, parents, off, hidden, [e.created_at for e in entries])
+
+
+def kind_group(entry: Entry) -> str:
+    """Return the kind-filter group of ``entry``: ``"aside"`` (another tool's bookkeeping record,
+    :func:`~durable_nb.session.is_aside`: progress lines, hook output, snapshots), ``"custom"`` (any
+    other custom entry: labels, notes), ``"tool_result"``, or ``""`` (never hidden). O(1)."""
+    if isinstance(entry, CustomEntry):
+        return "aside" if is_aside(entry) else "custom"
+    if isinstance(entry, MessageEntry) and entry.message.role == "tool_result":
+        return "tool_result"
+    return ""
+
+
+def kind_filter(hide: Iterable[str]) -> Callable[[Entry], bool] | None:
+    """Return the predicate hiding the entries whose :func:`kind_group` is in ``hide``, or ``None``
+    when ``hide`` is empty. ``DurableError`` (one line) names a group that is not in :data:`FILTERS`."""
+    groups = set(hide)
+    unknown = sorted(groups - set(FILTERS))
+    if unknown:
+        raise DurableError(f"no kind filter {unknown[0]!r}: the groups are {', '.join(FILTERS)}")
+    if not groups:
+        return None
+    return lambda e: kind_group(e) in groups
