@@ -466,7 +466,7 @@ def test_a_long_session_is_prepared_for_its_widget_when_a_cell_ends(nb):
     """After a %durable cell the kernel starts preparing the session's widget in the background
     (a long session's layout, tallies and views); the next %durable show takes that preparation."""
     nb.fresh()
-    nb.k.ok("import durable_nb.widget as W\nW.PREPARE_MIN = 6\nfrom durable_nb.notebook import current")
+    nb.k.ok("import durable_nb.widget.preparation as W\nW.PREPARE_MIN = 6\nfrom durable_nb.notebook import current")
     for i in range(2):
         nb.cell(f"turn {i}", [], new_cell_id())
     assert nb.k.value("len(current().agent.entries())") == 4
