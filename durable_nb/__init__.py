@@ -5,11 +5,11 @@ and ``durable_nb.durable`` (the agent) import nothing from Jupyter.
 ``%load_ext durable_nb`` registers the ``%%durable`` and ``%durable`` magics.
 """
 
-from . import ai, durable, session
+from . import ai, durable, kinds, session  # kinds: every custom-entry kind registers itself
 from .errors import DurableError
 
 __version__ = "0.1.0"
-__all__ = ["DurableError", "ai", "durable", "session", "__version__", "load_ipython_extension"]
+__all__ = ["DurableError", "ai", "durable", "kinds", "session", "__version__", "load_ipython_extension"]
 
 
 def load_ipython_extension(ipython):  # pragma: no cover - exercised through a real kernel

@@ -14,6 +14,7 @@ import msgspec
 
 from .. import ai
 from ..errors import AgentClosed, DurableError, ModelError, SessionExists, SessionNotFound, UnknownEntry, suggest
+from ..kinds import fork_copies
 from ..models import Model, ModelLike, build, model_name, open_stream
 from ..models.surrogates import repair_message
 from ..session import (
@@ -641,18 +642,7 @@ class Agent:
             src = self.path(at)
         store = self.store if store is None else store
         check_session_id(new_id_)
-        mapping: dict[str, str] = {}
-        copies: list[Entry] = []
-        parent = ""
-        for e in src:
-            mapping[e.id] = new_id()
-            c = msgspec.structs.replace(e, id=mapping[e.id], parent_id=parent, created_at=e.created_at or now())
-            if isinstance(c, CompactionEntry):
-                c.first_kept_id = mapping.get(c.first_kept_id, "")
-            elif isinstance(c, CustomEntry) and (named := label_of(c)) is not None:
-                c.data = {**c.data, "target_id": mapping.get(named[1], "")}
-            copies.append(c)
-            parent = c.id
+        copies = fork_copies(src)
         try:  # one step, all or nothing: a failed fork leaves no session and the id free
             store.create_session(new_id_, parent_id=self.session_id, entries=copies)
         except (UnicodeEncodeError, TypeError, RecursionError) as e:

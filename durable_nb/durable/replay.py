@@ -15,8 +15,8 @@ import msgspec
 
 from .. import ai
 from ..errors import DurableError
+from ..kinds import replayed
 from ..session import CompactionEntry, Entry, MessageEntry, is_turn_start
-from ..session.labels import label_of
 
 
 @dataclass
@@ -42,8 +42,8 @@ def plan(entries: Sequence[Entry], parent_id: str, drop_system: bool = False) ->
 
     ``parent_id`` is the parent of ``entries[0]``. Input is copied: user
     messages (meta included), system prompts (left out with
-    ``drop_system``: the replay sets its own) and custom entries other than
-    labels (notes). The model's side is not: assistant messages and tool
+    ``drop_system``: the replay sets its own) and custom entries whose kind
+    is replayed (notes; not labels, see :mod:`durable_nb.kinds`). The model's side is not: assistant messages and tool
     results are produced again. A compaction entry is left out (the new
     branch keeps the full history) and said so in ``skipped``. A turn ends
     at each ordinary user message. The copies' ``ephemeral_context`` marks
@@ -63,7 +63,7 @@ def plan(entries: Sequence[Entry], parent_id: str, drop_system: bool = False) ->
             p.skipped.append(f"compaction {e.id} is not replayed: the new branch keeps the full history")
             last = e.id
             continue
-        if label_of(e) is not None:  # labels name the original's entries; a copy would point there too
+        if not replayed(e):  # a label: it names the original's entries (durable_nb.kinds)
             last = e.id
             continue
         if isinstance(e, MessageEntry) and e.message.role == "system" and drop_system:

@@ -191,11 +191,13 @@ def entry_label(e) -> str:
 
 
 def entry_text(e) -> str:
-    """Return the text a listing shows for an entry: a note's body, else :func:`~durable_nb.session.display_text`."""
+    """Return the text a listing shows for an entry: its kind's own text (a note's body,
+    :func:`durable_nb.kinds.text`), else :func:`~durable_nb.session.display_text`."""
+    from ..kinds import text
     from ..session import display_text
 
-    body = getattr(e, "body", None)
-    return body if isinstance(body, str) and getattr(e, "kind", "") == "note" else display_text(e)
+    own = text(e)
+    return own if own is not None else display_text(e)
 
 
 def plural(n: int, one: str, many: str) -> str:

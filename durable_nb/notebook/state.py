@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .. import ai, durable
 from ..durable import Agent, Branch, Event, FanOut, Replay, new_session_id
 from ..errors import DurableError, SessionExists, SessionNotFound, UnknownEntry
+from ..kinds.note import NOTE_KIND, Note  # noqa: F401  - NOTE_KIND stays importable from here
 from ..models import ModelLike
 from ..session import (
     CompactionEntry,
@@ -45,29 +46,13 @@ from ..session import (
     is_ephemeral,
     is_turn_start,
     notebook_session_id,
-    register_custom,
 )
 from ..session.search import scan
 
 if TYPE_CHECKING:
     from .. import importers
 
-NOTE_KIND = "note"
 DEFAULT_SESSION = "default"
-
-
-class Note(CustomEntry):
-    """A note cell: kept in the log and shown in transcripts, never sent to the model.
-
-    ``body`` is the note's text, ``cell`` the id of the cell that wrote it.
-    """
-
-    kind: str = NOTE_KIND
-    body: str = ""
-    cell: str = ""
-
-
-register_custom(NOTE_KIND, Note)
 
 
 def entry_origin(entry: Entry) -> str | None:
@@ -481,7 +466,7 @@ class NotebookSession:
                     self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
                 if turn.input_ids and agent.leaf_id == turn.input_ids[-1]:  # this turn's message got no reply
                     e = agent.entry(agent.leaf_id)
-                    if isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None:
+                    if is_turn_start(e):
                         agent.branch(e.parent_id)
                 self.sync()
             raise
@@ -573,7 +558,7 @@ class NotebookSession:
         """
         agent = self.agent
         e = agent.entry(agent.leaf_id) if agent.leaf_id else None
-        if not (isinstance(e, MessageEntry) and e.message.role == "user" and e.message.injected is None):
+        if e is None or not is_turn_start(e):
             return None
         if not (e.message.origin or "").startswith("cell:"):
             return None

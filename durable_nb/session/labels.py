@@ -39,6 +39,15 @@ def label_of(entry: Entry) -> tuple[str, str] | None:
     return name, target if isinstance(target, str) else ""
 
 
+def label_text(entry: CustomEntry) -> str:
+    """Return what a person reads for a label entry: ``label v1 → 3fa9c2d1e0b4``, ``label v1 removed``
+    (an entry that is not a label: its kind). O(1)."""
+    named = label_of(entry)
+    if named is None:
+        return entry.kind
+    return f"label {named[0]} → {named[1]}" if named[1] else f"label {named[0]} removed"
+
+
 def labels(entries: Iterable[Entry]) -> dict[str, str]:
     """Return ``{name: target id}`` for the labels in ``entries``, in the order names were first set.
 

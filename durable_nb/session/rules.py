@@ -11,18 +11,20 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
+from .kinds import name_of, off_chain
 from .store import MAX_ID_BYTES
 
 DEFAULT_IMPORTED_ID = "imported"
 T = TypeVar("T")
+ASIDE = "aside"  # the name every aside is listed under (the kinds: durable_nb.kinds.aside)
 _UNSAFE = re.compile(r"[^\w.\-]+")
 _UNSAFE_CHAR = re.compile(r"[^\w.\-]")
 
 
-def is_turn_start(entry: Entry) -> bool:
+def is_turn_start(entry: Entry) -> TypeGuard[MessageEntry]:
     """Return whether ``entry`` starts a turn: a user message that is not injected (meta or ephemeral).
 
     Rewind, compaction's ``keep_turns`` and Codex rollbacks count turns with this. O(1).
@@ -67,16 +69,6 @@ def elided_count(path: Sequence[Entry]) -> int:
     return kept_from(path, at) if at >= 0 else 0
 
 
-ASIDE = "aside"
-# Custom-entry kinds of other tools' bookkeeping records (progress lines, hook output, file snapshots,
-# queue operations, token counts, turn contexts, ...): every kind under these prefixes is an aside,
-# except the records that shape the conversation (ON_CHAIN_KINDS).
-ASIDE_PREFIXES = ("claude_code.", "codex.")
-ON_CHAIN_KINDS = frozenset(
-    {"claude_code.system.compact_boundary", "claude_code.sidechain", "codex.event_msg.thread_rolled_back"}
-)
-
-
 def is_aside(entry: Entry) -> bool:
     """Return whether ``entry`` is an *aside*: a custom entry holding another tool's bookkeeping
     record (a Claude Code progress/hook/snapshot/queue line, a Codex event or turn context).
@@ -86,17 +78,19 @@ def is_aside(entry: Entry) -> bool:
     makes a branch; the transcript leaves it out (it is off the path) and the
     widget counts no branch for it. Its kind, for listings and filters, is
     :data:`ASIDE` (see :func:`entry_kind`); its own ``kind`` still names the
-    record (``claude_code.progress.hook_progress``). O(1).
+    record (``claude_code.progress.hook_progress``). The kinds are declared in
+    :mod:`durable_nb.kinds.aside`. O(1).
     """
-    return isinstance(entry, CustomEntry) and entry.kind.startswith(ASIDE_PREFIXES) and entry.kind not in ON_CHAIN_KINDS
+    return off_chain(entry)
 
 
 def entry_kind(entry: Entry) -> str:
     """Return an entry's kind as listings, counts and the widget's kind filter name it.
 
     A message: its injection (``meta``, ``ephemeral``) if any, else its role
-    (``user``, ``assistant``, ``tool_result``); ``compaction``; an aside
-    (:func:`is_aside`): ``aside``; another custom entry: its kind (``custom``
+    (``user``, ``assistant``, ``tool_result``); ``compaction``; a custom
+    entry: the name its kind is registered under (:mod:`durable_nb.kinds`:
+    ``aside`` for every aside, :func:`is_aside`), else its kind (``custom``
     when empty); anything else: its class name. O(1).
     """
     if isinstance(entry, MessageEntry):
@@ -105,8 +99,19 @@ def entry_kind(entry: Entry) -> str:
     if isinstance(entry, CompactionEntry):
         return "compaction"
     if isinstance(entry, CustomEntry):
-        return ASIDE if is_aside(entry) else entry.kind or "custom"
+        return name_of(entry)
     return type(entry).__name__
+
+
+def kind_group(entry: Entry) -> str:
+    """Return the kind-filter group of ``entry``: ``"aside"`` (another tool's bookkeeping record,
+    :func:`is_aside`: progress lines, hook output, snapshots), ``"custom"`` (any other custom entry:
+    labels, notes), ``"tool_result"``, or ``""`` (never hidden). O(1)."""
+    if isinstance(entry, CustomEntry):
+        return ASIDE if is_aside(entry) else "custom"
+    if isinstance(entry, MessageEntry) and entry.message.role == "tool_result":
+        return "tool_result"
+    return ""
 
 
 def safe_session_id(*candidates: Any, default: str = DEFAULT_IMPORTED_ID) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from .. import ai
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
-from .labels import label_of
+from .labels import label_text
 from .rules import kept_from, latest_compaction
 
 INTERRUPTED = "The tool call was interrupted before it returned a result."
@@ -219,8 +219,5 @@ def display_text(entry: Entry) -> str:
     if isinstance(entry, CompactionEntry):
         return entry.summary
     if isinstance(entry, CustomEntry):
-        named = label_of(entry)
-        if named is not None:
-            return f"label {named[0]} → {named[1]}" if named[1] else f"label {named[0]} removed"
-        return entry.kind
+        return label_text(entry)
     return ""

@@ -14,10 +14,10 @@ from typing import Any
 
 from .. import ai
 from ..errors import DurableError
-from ..session import CustomEntry, Entry, MessageEntry, is_aside
+from ..session import Entry, MessageEntry, is_aside, kind_group
 from .layout import Layout
 
-FILTERS = ("custom", "aside", "tool_result")  # the kind groups the tree can hide (kind_group)
+FILTERS = ("custom", "aside", "tool_result")  # the kind groups the tree can hide (session.kind_group)
 _EPHEMERAL = ai.Injection.EPHEMERAL
 
 
@@ -54,20 +54,9 @@ def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None)
     return Layout.build(ids, parents, off, hidden, [e.created_at for e in entries])
 
 
-def kind_group(entry: Entry) -> str:
-    """Return the kind-filter group of ``entry``: ``"aside"`` (another tool's bookkeeping record,
-    :func:`~durable_nb.session.is_aside`: progress lines, hook output, snapshots), ``"custom"`` (any
-    other custom entry: labels, notes), ``"tool_result"``, or ``""`` (never hidden). O(1)."""
-    if isinstance(entry, CustomEntry):
-        return "aside" if is_aside(entry) else "custom"
-    if isinstance(entry, MessageEntry) and entry.message.role == "tool_result":
-        return "tool_result"
-    return ""
-
-
 def kind_filter(hide: Iterable[str]) -> Callable[[Entry], bool] | None:
-    """Return the predicate hiding the entries whose :func:`kind_group` is in ``hide``, or ``None``
-    when ``hide`` is empty. ``DurableError`` (one line) names a group that is not in :data:`FILTERS`."""
+    """Return the predicate hiding the entries whose :func:`~durable_nb.session.kind_group` is in
+    ``hide``, or ``None`` when ``hide`` is empty. ``DurableError`` (one line) names a group that is not in :data:`FILTERS`."""
     groups = set(hide)
     unknown = sorted(groups - set(FILTERS))
     if unknown:
