@@ -23,8 +23,7 @@ today's table, not the day of the call. Pure; imports nothing from Jupyter.
 from __future__ import annotations
 
 import functools
-import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -62,10 +61,8 @@ def tokens(message: ai.Message) -> tuple[int, int] | None:
     u = message.usage
     if not u:
         return None
-    inp = _count(u, "input_tokens")
-    if "cache_creation_input_tokens" in u:  # Anthropic: cache tokens are not in input_tokens
-        inp += _count(u, "cache_creation_input_tokens") + _count(u, "cache_read_input_tokens")
-    return inp, _count(u, "output_tokens")
+    inp, out, _, _ = _usage(u)
+    return inp, out
 
 
 def message_cost(message: ai.Message) -> Decimal | None:
@@ -76,15 +73,9 @@ def message_cost(message: ai.Message) -> Decimal | None:
     callable). Never 0 for unknown. The first call per distinct model and
     usage costs ~0.2 ms (genai-prices); repeats are cached.
     """
-    if message.role != "assistant" or not message.model:
+    if message.role != "assistant" or not message.model or not message.usage:
         return None
-    counted = tokens(message)
-    if counted is None:
-        return None
-    u = message.usage or {}
-    read = _count(u, "cache_read_input_tokens")
-    write = _count(u, "cache_creation_input_tokens")
-    return _price(message.model, counted[0], counted[1], read, write)
+    return _price(message.model, *_usage(message.usage))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -146,13 +137,7 @@ def tally(messages: Iterable[ai.Message], start: Tally | None = None) -> Tally:
         if not u:  # the common case of a model that reports nothing (offline): unknown, no tokens
             unpriced += 1
             continue
-        # tokens() and message_cost() inlined: this loop runs over a whole session at %durable show
-        inp, out = _count(u, "input_tokens"), _count(u, "output_tokens")
-        read = write = 0
-        if "cache_creation_input_tokens" in u or "cache_read_input_tokens" in u:
-            read, write = _count(u, "cache_read_input_tokens"), _count(u, "cache_creation_input_tokens")
-            if "cache_creation_input_tokens" in u:
-                inp += read + write
+        inp, out, read, write = _usage(u)
         reported += 1
         tin += inp
         tout += out
@@ -163,35 +148,6 @@ def tally(messages: Iterable[ai.Message], start: Tally | None = None) -> Tally:
             priced += 1
             known += c
     return Tally(tin, tout, None if unpriced else known, priced, unpriced, reported, known)
-
-
-# owner (an agent) -> {kind: (entries counted, id of the last one, their Tally)}: the running tallies,
-# so a later %durable show or status tallies only what came since.
-_kept: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, str, Tally]]] = weakref.WeakKeyDictionary()
-
-
-def kept_tally(owner: Any, kind: str, entries: Sequence[Any]) -> Tally:
-    """Return the :func:`tally` of the messages of the message entries among ``entries`` (``kind``
-    ``"session"``: ``owner``'s whole log; ``"path"``: a root-first path), starting from the tally
-    kept for ``owner`` and ``kind`` when ``entries`` extends what it counted (same length or longer,
-    same entry at the counted end; recounted otherwise), and keep the result.
-
-    ``owner`` is held weakly. O(entries not counted before); O(len(entries)) the first time.
-    """
-    from .session import MessageEntry
-
-    n, last, t = _kept.get(owner, {}).get(kind, (0, "", Tally()))
-    if not (0 < n <= len(entries) and entries[n - 1].id == last):
-        n, t = 0, Tally()
-    t = tally((e.message for e in entries[n:] if isinstance(e, MessageEntry)), t)
-    keep_tally(owner, kind, len(entries), entries[-1].id if entries else "", t)
-    return t
-
-
-def keep_tally(owner: Any, kind: str, n: int, last: str, t: Tally) -> None:
-    """Keep ``t`` as the tally of ``owner``'s first ``n`` entries of ``kind`` (see :func:`kept_tally`),
-    ending with entry id ``last``. O(1)."""
-    _kept.setdefault(owner, {})[kind] = (n, last, t)
 
 
 def format_cost(cost: Decimal | None) -> str:
@@ -227,6 +183,19 @@ def format_tally(t: Tally) -> str:
             f"cost unknown ({t.unpriced} of {total} replies unpriced; {format_cost(t.known_cost)} for the rest)"
         )
     return " · ".join(parts)
+
+
+def _usage(u: dict[str, Any]) -> tuple[int, int, int, int]:
+    """Return ``(input, output, cache read, cache write)`` tokens of a usage dict, the input being
+    what the model read: the one home of the cache-token rule. Anthropic's Messages API (its usage
+    has ``cache_creation_input_tokens``) counts cached tokens outside ``input_tokens``, so they are
+    added; OpenAI's Chat Completions counts them inside. O(1)."""
+    inp, out = _count(u, "input_tokens"), _count(u, "output_tokens")
+    read = _count(u, "cache_read_input_tokens")
+    if "cache_creation_input_tokens" not in u:
+        return inp, out, read, 0
+    write = _count(u, "cache_creation_input_tokens")
+    return inp + read + write, out, read, write
 
 
 def _count(usage: dict[str, Any], key: str) -> int:

@@ -223,24 +223,14 @@ class DurableMagics(Magics):
 
     def _prepare_widget(self) -> None:
         """Once this cell has ended, start preparing the session's widget in the background
-        (:func:`durable_nb.widget.prepare`: a long session's layout, tallies and views), so a later
-        ``%durable show`` paints at once. Only in a kernel with the widget installed; O(1) here."""
-        state = self._state
+        (:func:`durable_nb.widget.after_cell`: a long session's layout, tallies and views), so a
+        later ``%durable show`` paints at once. Only with the widget installed; O(1) here."""
         try:
-            from ..widget import main_thread_caller, prepare
+            from ..widget import after_cell
         except ImportError:  # no anywidget in this install: there is no widget to prepare
             return
-        call = main_thread_caller()
-        if state is not None and call is not None:
-            agent = state.agent
-
-            def ahead() -> None:  # on the kernel's io loop, after the cell: nobody to tell of a failure
-                try:
-                    prepare(agent)
-                except Exception:  # noqa: BLE001 - the widget then computes it all itself, and reports any error
-                    pass
-
-            call(ahead)
+        if self._state is not None:
+            after_cell(self._state.agent)
 
     # -- cells ------------------------------------------------------------------------
 

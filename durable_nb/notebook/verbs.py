@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ai
-from ..cost import format_tally, kept_tally
+from ..cost import format_tally
 from ..durable import check_settings, read_value
 from ..errors import DurableError, UnknownEntry
+from ..kept import kept_tally
 from ..models import ModelLike, build
 from ..session import Entry, JsonlStore, MessageEntry, describe
 from ..session.labels import by_target

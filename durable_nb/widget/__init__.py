@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from .assets import asset
 from .encoding import DATA_CHARS, PREVIEW_CHARS, START_PREVIEW, agent_row, elide_blobs, row, tree_line
-from .follow import main_thread_caller
-from .preparation import PREPARE_MIN, prepare, sync_widgets
+from .preparation import PREPARE_MIN, after_cell, prepare, sync_widgets
 from .session_widget import MAX_HITS, MAX_LINES, MAX_QUERY, PUSH_AROUND, SessionWidget
 from .tree import FILTERS, agent_layout, kind_filter, kind_group, layout_of, off_chain
 from .views import CHARS_PER_ITEM, VIEW_LIMIT, cost_text, views_at
@@ -49,6 +48,7 @@ __all__ = [
     "VIEW_LIMIT",
     "SessionWidget",
     "agent_layout",
+    "after_cell",
     "agent_row",
     "asset",
     "cost_text",
@@ -56,7 +56,6 @@ __all__ = [
     "kind_filter",
     "kind_group",
     "layout_of",
-    "main_thread_caller",
     "off_chain",
     "prepare",
     "row",

@@ -14,12 +14,13 @@ string: every value from the session goes through :func:`html.escape`.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from .. import ai
 from ..cost import Tally, format_cost, format_tally
 from ..durable.comparison import Comparison, Side
+from .escape import clip
+from .escape import text as _e
 
 LAST = 6  # the request's last messages shown on each side, besides those a diff names
 SHOWN = 40  # messages shown per side at most: the first ones a diff names, then the last LAST
@@ -27,15 +28,11 @@ CHANGES = 40  # changes of one diff the text and HTML forms list (a count says h
 TEXT_CHARS = 2000  # characters of one message's text shown
 
 
-def _clip(text: str, limit: int = TEXT_CHARS) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
-
-
 def message_state(m: ai.Message) -> dict[str, Any]:
     """Return a message as the compare view shows it: ``role``, ``injected``, ``origin``,
     ``text`` (every block as :func:`~durable_nb.ai.describe_block` writes it, one per line,
     cut to :data:`TEXT_CHARS`), and ``tool_call_id`` / ``is_error`` for a tool result."""
-    d: dict[str, Any] = {"role": m.role, "text": _clip("\n".join(ai.describe_block(b) for b in m.content))}
+    d: dict[str, Any] = {"role": m.role, "text": clip("\n".join(ai.describe_block(b) for b in m.content), TEXT_CHARS)}
     if m.injected is not None:
         d["injected"] = m.injected.value
     if m.origin:
@@ -214,10 +211,6 @@ def text(s: dict[str, Any]) -> str:
 _TD = "text-align:left;vertical-align:top;padding:2px 8px"
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0;font-family:ui-monospace,Menlo,Consolas,monospace"
 _OPS = {"added": ("+", "#e6ffec"), "removed": ("−", "#ffebe9"), "changed": ("~", "#fff8c5")}
-
-
-def _e(v: Any) -> str:
-    return escape("" if v is None else str(v), quote=True)
 
 
 def _msg_html(m: dict[str, Any] | None, i: int | None = None) -> str:

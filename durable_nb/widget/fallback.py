@@ -23,11 +23,12 @@ items, with a count of the earlier ones), a text block at most
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any
 
 from ..session.labels import by_target
 from .encoding import START_ROW as START
+from .escape import clip
+from .escape import text as _e
 from .layout import Layout
 
 ROWS = 30  # tree lines shown at each end of a big session
@@ -40,17 +41,8 @@ _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
 _PRE = "white-space:pre-wrap;word-break:break-word;margin:2px 0"
 
 
-def _e(value: Any) -> str:
-    """Return ``value`` as escaped HTML text (quotes included)."""
-    return escape("" if value is None else str(value), quote=True)
-
-
 def _short(entry_id: str) -> str:
     return entry_id[:8] if entry_id else "—"
-
-
-def _clip(text: str, limit: int = TEXT_CHARS) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
@@ -174,17 +166,19 @@ def blocks_html(blocks: list[dict[str, Any]], for_model: bool) -> str:
     for b in blocks or []:
         t = b.get("type")
         if t == "text":
-            out.append(f'<div style="{_PRE}">{_e(_clip(b.get("text", "")))}</div>')
+            out.append(f'<div style="{_PRE}">{_e(clip(b.get("text", ""), TEXT_CHARS))}</div>')
         elif t == "reminder":
             tag = "reminder block · model only" if for_model else "reminder block"
-            out.append(f'<div>{_badge(tag)}<div style="{_PRE}">{_e(_clip(b.get("text", "")))}</div></div>')
+            out.append(f'<div>{_badge(tag)}<div style="{_PRE}">{_e(clip(b.get("text", ""), TEXT_CHARS))}</div></div>')
         elif t == "tool_call":
             args = json.dumps(b.get("arguments") or {}, ensure_ascii=False, indent=2, default=str)
             call = _badge(f"tool call · {b.get('name', '')} · {b.get('id', '')}")
-            out.append(f'<div>{call}<pre style="{_PRE}">{_e(_clip(args))}</pre></div>')
+            out.append(f'<div>{call}<pre style="{_PRE}">{_e(clip(args, TEXT_CHARS))}</pre></div>')
         elif t == "thinking":
             text = b.get("text") or ("(redacted)" if b.get("redacted") else "")
-            out.append(f'<details><summary>thinking</summary><div style="{_PRE}">{_e(_clip(text))}</div></details>')
+            out.append(
+                f'<details><summary>thinking</summary><div style="{_PRE}">{_e(clip(text, TEXT_CHARS))}</div></details>'
+            )
         else:
             size = f", {b['bytes']} bytes" if b.get("bytes") is not None else ""
             name = f" {b['name']}" if b.get("name") else ""
@@ -230,7 +224,7 @@ def transcript_html(views: dict[str, Any]) -> str:
             body = f'<pre style="{_PRE}">{_e(t["data"])}</pre>' if t.get("data") else ""
         elif t.get("text"):
             text = f"Summary: {t['text']}" if kind == "compaction" else t["text"]
-            body = f'<div style="{_PRE}">{_e(_clip(text))}</div>'
+            body = f'<div style="{_PRE}">{_e(clip(text, TEXT_CHARS))}</div>'
         else:
             body = "<i>(no text)</i>"
         out.append(_card(head, body))

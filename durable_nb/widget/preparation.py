@@ -1,6 +1,7 @@
 """Preparing a long session's first widget ahead, and the registries of open widgets and preparations.
 
-    prepare(agent)        # when a %durable cell ends: the layout in a background thread, views now
+    after_cell(agent)     # what the notebook calls when a %durable cell ends: prepare() soon after
+    prepare(agent)        # the layout in a background thread, the views now
     take(agent, entries)  # the agent's next widget: the preparation, or None
     sync_widgets(agent)   # every open widget of the agent syncs
 
@@ -9,33 +10,31 @@ O(n), about 1.5 s at 300k entries on a slow core. For a log of :data:`PREPARE_MI
 the notebook prepares it when a ``%durable`` cell ends: the layout in a background thread that
 reads only the entries logged so far, the views from the agent's kept active path; the next
 widget takes it and adds what was logged since, so a later ``%durable show`` paints at once. A
-show that comes before the layout is done waits for it. Both registries hold agents and widgets weakly.
+show that comes before the layout is done waits for it. The preparation and the open widgets are
+kept per agent, weakly, in :func:`durable_nb.kept.kept`, beside the running tallies.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Any
 
-from ..cost import kept_tally
+from ..kept import kept, kept_tally
 from ..session import Entry
+from .follow import main_thread_caller
 from .layout import Layout
 from .tree import layout_of
 from .views import PathState
 
-# the open widgets (SessionWidget), held weakly: syncs, copies of a layout, "is one open?"
-_open: weakref.WeakSet[Any] = weakref.WeakSet()
-
 
 def opened(widget: Any) -> None:
     """Register ``widget`` (a :class:`~durable_nb.widget.SessionWidget`) as open, held weakly. O(1)."""
-    _open.add(widget)
+    kept(widget.agent).widgets.add(widget)
 
 
 def widgets_of(agent: Any) -> list[Any]:
-    """Return the registered widgets showing ``agent`` (closed ones too: check ``comm``). O(widgets)."""
-    return [w for w in list(_open) if w.agent is agent]
+    """Return the registered widgets showing ``agent`` (closed ones too: check ``comm``). O(its widgets)."""
+    return list(kept(agent).widgets)
 
 
 def sync_widgets(agent: Any) -> None:
@@ -72,8 +71,22 @@ class Prepared:
         self.at_leaf = PathState(agent)  # meanwhile, on this thread
 
 
-# agent -> its preparation, taken by the agent's next widget
-_prepared: weakref.WeakKeyDictionary[Any, Prepared] = weakref.WeakKeyDictionary()
+def after_cell(agent: Any) -> None:
+    """Prepare ``agent``'s next widget (:func:`prepare`) on the kernel's thread once the running
+    cell has ended: the one call the notebook makes when a ``%durable`` cell ends. Nothing outside
+    a kernel; a failure is swallowed (nobody is there to tell; the widget then computes it all
+    itself and reports any error). O(1) here."""
+    call = main_thread_caller()
+    if call is None:
+        return
+
+    def ahead() -> None:  # on the kernel's io loop, after the cell
+        try:
+            prepare(agent)
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
+
+    call(ahead)
 
 
 def prepare(agent: Any) -> Prepared | None:
@@ -92,20 +105,27 @@ def prepare(agent: Any) -> Prepared | None:
     with the agent's caches warm; the layout's O(n) runs in the thread (a widget made meanwhile
     waits for it).
     """
-    if agent in _prepared or any(w._hide is None and w.comm is not None for w in widgets_of(agent)):
+    k = kept(agent)
+    if k.prepared is not None or any(w._hide is None and w.comm is not None for w in widgets_of(agent)):
         return None
     entries = agent.entries()
     if len(entries) < PREPARE_MIN:
         return None
-    p = _prepared[agent] = Prepared(agent, entries)
+    p = k.prepared = Prepared(agent, entries)
     return p
+
+
+def prepared(agent: Any) -> Prepared | None:
+    """Return ``agent``'s preparation not yet taken, or ``None`` (it is left in place). O(1)."""
+    return kept(agent).prepared
 
 
 def take(agent: Any, entries: list[Entry]) -> Prepared | None:
     """Return the preparation of ``agent`` (waiting for its thread if it is still laying out) and
     forget it, or ``None`` when there is none or ``entries`` (the log now) no longer extends the
     log it was made from. O(1), plus the wait."""
-    p = _prepared.pop(agent, None)
+    k = kept(agent)
+    p, k.prepared = k.prepared, None
     if p is None:
         return None
     p.thread.join()

@@ -12,8 +12,9 @@ from typing import Any
 import anywidget
 import traitlets
 
-from ..cost import keep_tally, kept_tally, tally
+from ..cost import tally
 from ..errors import DurableError
+from ..kept import keep_tally, session_tally
 from ..session import Entry, Finder, MessageEntry
 from . import comparison, fallback, preparation
 from .assets import asset
@@ -105,13 +106,11 @@ class SessionWidget(anywidget.AnyWidget):
             self._layout = self._copied_layout(entries) or layout_of(entries, self._hide)
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
-        self._session_tally = kept_tally(agent, "session", entries)
+        self._session_tally = session_tally(agent, entries)
         if ready is not None:
             self._followed = Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
         else:
-            if entries and agent.depth == len(entries):  # the active path is the whole log: same tally
-                keep_tally(agent, "path", len(entries), agent.leaf_id, self._session_tally)
             self._followed = Followed(agent)
         self._rev = getattr(self, "_rev", 0) + 1
 

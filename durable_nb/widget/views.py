@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..cost import Tally, format_tally, keep_tally, kept_tally, tally
+from ..cost import Tally, format_tally, tally
 from ..errors import DurableError
+from ..kept import keep_tally, kept_tally
 from ..session import (
     CompactionEntry,
     Entry,
@@ -133,7 +134,7 @@ class PathState:
     def __init__(self, agent: Any) -> None:
         """The state at ``agent``'s leaf, from the agent's kept active path and view (copies, at C
         speed; built first if the agent has not yet: O(depth) then, as a first turn would) and the
-        path's :func:`~durable_nb.cost.kept_tally`. Call it on the agent's own thread. O(depth)."""
+        path's :func:`~durable_nb.kept.kept_tally`. Call it on the agent's own thread. O(depth)."""
         path = agent.path()
         self.leaf, self.path, self.builder = agent.leaf_id, path, agent.view_builder()
         self.cost = kept_tally(agent, "path", path)

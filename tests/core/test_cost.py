@@ -130,7 +130,7 @@ def test_model_ref_cuts_known_prefixes_and_base_urls_only():
 
 
 def test_a_kept_tally_counts_only_what_extends_it_and_recounts_a_replaced_log():
-    from durable_nb.cost import keep_tally, kept_tally
+    from durable_nb.kept import keep_tally, kept_tally
     from durable_nb.session import MessageEntry
 
     class Owner:  # any object that can be weakly referenced

@@ -470,15 +470,15 @@ def test_a_long_session_is_prepared_for_its_widget_when_a_cell_ends(nb):
     for i in range(2):
         nb.cell(f"turn {i}", [], new_cell_id())
     assert nb.k.value("len(current().agent.entries())") == 4
-    assert nb.k.value("current().agent in W._prepared") is False  # 4 entries: a widget lays them out at once
+    assert nb.k.value("W.prepared(current().agent) is not None") is False  # 4 entries: a widget lays them out at once
     nb.cell("turn 2", [], new_cell_id())  # 6 entries: prepared once this cell has ended
-    assert nb.k.value("current().agent in W._prepared") is True
-    nb.k.ok("W._prepared[current().agent].thread.join(timeout=30)")
-    assert nb.k.value("W._prepared[current().agent].layout is not None") is True  # laid out
+    assert nb.k.value("W.prepared(current().agent) is not None") is True
+    nb.k.ok("W.prepared(current().agent).thread.join(timeout=30)")
+    assert nb.k.value("W.prepared(current().agent).layout is not None") is True  # laid out
     nb.cell("turn 3", [], new_cell_id())  # logged after the preparation: the widget adds it
     r = nb.k.ok("%durable show")
-    assert r.displays and nb.k.value("current().agent in W._prepared") is False  # taken by the widget
-    nb.k.ok("w = [x for x in W._open if x.agent is current().agent][-1]")
+    assert r.displays and nb.k.value("W.prepared(current().agent) is not None") is False  # taken by the widget
+    nb.k.ok("w = W.widgets_of(current().agent)[-1]")
     assert nb.k.value("w.tree['entries']") == 8 and nb.k.value("w.leaf_id == current().agent.leaf_id") is True
-    assert nb.k.value("current().agent in W._prepared") is False  # an open widget: nothing more to prepare
+    assert nb.k.value("W.prepared(current().agent) is not None") is False  # an open widget: nothing more to prepare
     nb.k.ok("w.close(); del w; W.PREPARE_MIN = 20_000")

@@ -10,8 +10,7 @@ from pathlib import Path
 from widget_harness import front_end_send, front_end_update
 from widget_sessions import HOSTILE, REMINDER, long_agent
 
-from durable_nb import ai, durable
-from durable_nb import cost as cost_module
+from durable_nb import ai, durable, kept
 from durable_nb.session import MessageEntry, codec, elided_count, model_view, transcript_view
 from durable_nb.widget import (
     CHARS_PER_ITEM,
@@ -399,7 +398,7 @@ def test_displaying_an_agent_shows_the_widget(agent):
         display(agent)
     (out,) = cap.outputs
     view = out.data["application/vnd.jupyter.widget-view+json"]
-    (w,) = [x for x in preparation._open if x.model_id == view["model_id"]]
+    (w,) = [x for x in kept.every_widget() if x.model_id == view["model_id"]]
     assert isinstance(w, SessionWidget) and w.agent is agent
     assert "export default" in w._esm and ".dnb-widget" in w._css
 
@@ -482,9 +481,7 @@ def test_a_prepared_widget_is_the_widget_computed_at_once(recording, monkeypatch
             a.run("a new root").wait()
         w = SessionWidget(a)
         assert taken and taken[0] is not None, change
-        monkeypatch.setattr(preparation, "_prepared", preparation.weakref.WeakKeyDictionary())
-        monkeypatch.setattr(preparation, "_open", preparation.weakref.WeakSet())  # nothing to copy from
-        cost_module._kept.pop(a, None)
+        kept.forget(a)  # nothing prepared, no tally kept, no widget to copy from
         fresh = SessionWidget(a)
         assert state(w) == state(fresh), change
         msgs = [e.message for e in a.entries() if isinstance(e, MessageEntry)]
