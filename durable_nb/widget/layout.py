@@ -257,47 +257,30 @@ class Layout:
         self._pos[k] = at
         self._changed(at)
 
-    def _rebuild(self) -> None:
-        """Lay the whole tree out again from the entries added so far. O(n), a few list operations
-        per entry (a chain, the common shape, takes the shortest path through the walk)."""
-        ids, raw, off, hidden, created = self._ids, self._raw, self._off, self._hidden, self._created
-        k_of = self._k
-        n = len(ids)
-        get = k_of.get
-        pidx = [get(p, -2) if p else -1 for p in raw]  # -1: no parent (root-level), -2: unknown (an orphan)
-        any_hidden = any(hidden)
-        if any_hidden:  # a hidden entry stands for its nearest drawn ancestor
-            for k in range(n):
+    def _drawn_parents(self) -> list[int]:
+        """Return each entry's drawn parent by log index: ``-1`` for none (root-level), ``-2`` for an
+        unknown one (an orphan); a hidden entry's children hang off its nearest drawn ancestor. O(n)."""
+        get, hidden = self._k.get, self._hidden
+        pidx = [get(p, -2) if p else -1 for p in self._raw]
+        if any(hidden):  # a hidden entry stands for its nearest drawn ancestor
+            for k in range(len(pidx)):
                 pk = pidx[k]
                 chain = {k}
                 while pk >= 0 and hidden[pk] and pk not in chain:
                     chain.add(pk)
                     pk = pidx[pk]
                 pidx[k] = -1 if pk >= 0 and hidden[pk] else pk
-        # children as linked lists in log order (heads filled from the end): no list per entry
-        head_d = [-1] * n
-        head_e = [-1] * n
-        nxt = [-1] * n
-        nk = [0] * n
-        ne = [0] * n
-        roots: list[int] = []
-        for k in range(n - 1, -1, -1):
-            p = pidx[k]
-            if p < 0 or p == k:
-                if not (any_hidden and hidden[k]):
-                    roots.append(k)
-            elif any_hidden and hidden[k]:
-                continue
-            elif off[k]:
-                nxt[k] = head_e[p]
-                head_e[p] = k
-                ne[p] += 1
-            else:
-                nxt[k] = head_d[p]
-                head_d[p] = k
-                nk[p] += 1
-        roots.reverse()
-        when = created.__getitem__
+        return pidx
+
+    def _rebuild(self) -> None:
+        """Lay the whole tree out again from the entries added so far. O(n), a few list operations
+        per entry (a chain, the common shape, takes the shortest path through the walk)."""
+        off, hidden = self._off, self._hidden
+        n = len(self._ids)
+        pidx = self._drawn_parents()
+        any_hidden = any(hidden)
+        head_d, head_e, nxt, nk, ne, roots = _children(pidx, off, hidden if any_hidden else None)
+        when = self._created.__getitem__
 
         def kids(head: list[int], p: int) -> list[int]:
             out = []
@@ -371,3 +354,32 @@ class Layout:
         self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste = depth, mark, nk, lastk, ne, laste
         self._lines, self._pos, self._valid = lines, pos, len(lines)
         self._changed(0)
+
+
+def _children(
+    pidx: list[int], off: list[bool], hidden: list[bool] | None
+) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int]]:
+    """Return the drawn children of each entry as linked lists in log order (no list per entry):
+    ``(head of the durable ones, head of the off-chain ones, next sibling, durable count,
+    off-chain count, roots)`` by log index, from the drawn parents ``pidx`` (``hidden``: entries
+    left out, or ``None``). O(n)."""
+    n = len(pidx)
+    head_d, head_e, nxt, nk, ne = [-1] * n, [-1] * n, [-1] * n, [0] * n, [0] * n
+    roots: list[int] = []
+    for k in range(n - 1, -1, -1):  # heads filled from the end
+        p = pidx[k]
+        if p < 0 or p == k:
+            if not (hidden and hidden[k]):
+                roots.append(k)
+        elif hidden and hidden[k]:
+            continue
+        elif off[k]:
+            nxt[k] = head_e[p]
+            head_e[p] = k
+            ne[p] += 1
+        else:
+            nxt[k] = head_d[p]
+            head_d[p] = k
+            nk[p] += 1
+    roots.reverse()
+    return head_d, head_e, nxt, nk, ne, roots
