@@ -67,9 +67,8 @@ def load(ref: str, store: str) -> tuple[Any, str]:
         s.load_session(ref)
     except SessionNotFound:
         known = ", ".join(sorted(r.id for r in s.list_sessions())[:10]) or "none"
-        raise DurableError(
-            f"no log file {ref!r} and no session {ref!r} in {describe(s)} (sessions there: {known})"
-        ) from None
+        where = describe(s) if store_kind(store) == "postgres" else store  # a DSN masked, a path as typed
+        raise DurableError(f"no log file {ref!r} and no session {ref!r} in {where} (sessions there: {known})") from None
     source = str(s.file(ref)) if isinstance(s, JsonlStore) else describe(s)
     return Agent(store=s, session_id=ref), source
 
