@@ -1,37 +1,49 @@
-"""MkDocs hook: the reference tables, generated from the code's declarations at build time.
+"""MkDocs hook: the reference pages' tables, generated from the code's declarations at build time.
 
-A page asks for a table with a marker line, ``<!-- generated: NAME -->``, which the hook replaces:
+A page asks for one with a marker line, ``<!-- generated: NAME -->``, which the hook replaces:
 
 - ``verbs``: every ``%durable`` verb, from the ``@verb`` declarations (:data:`durable_nb.notebook.verbs.VERBS`);
 - ``options``: every option of the magics, from :data:`durable_nb.notebook.args.OPTIONS`;
 - ``settings``: the ``%config DurableMagics.NAME`` settings, from the traits of ``DurableMagics``;
 - ``modules``: the source map, each module of ``durable_nb/`` with its docstring's first line;
-- ``traits`` / ``requests``: the widget's synced traits and the page's requests (``SessionWidget``).
+- ``protocol``: the page protocol, read from ``durable_nb/widget/protocol.py`` (its docstring and
+  every declaration).
 
-So no table is ever copied by hand. The hook also fails a strict build when the prose is stale: a page
-that names ``%durable WORD`` for a verb that does not exist, an unknown marker, or a trait or request of
-the widget that ``protocol.md`` names in no code span. Each check logs a warning; ``mkdocs build --strict``
-turns warnings into a failed build. Cost: importing durable_nb once per build.
+So nothing the code declares is copied by hand. The hook also fails a strict build on stale prose:
+a page that names ``%durable WORD`` for a verb that does not exist, an unknown marker, or a synced
+trait of the widget that ``protocol.Traits`` does not declare (or the other way round). Each check
+logs a warning, which ``mkdocs build --strict`` turns into a failed build. Cost: importing
+durable_nb once per build.
 """
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 log = logging.getLogger("mkdocs.hooks.reference")
 
+PACKAGE = Path(__file__).resolve().parents[2] / "durable_nb"
+PROTOCOL = PACKAGE / "widget" / "protocol.py"
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
-# `%durable WORD` in running text or code: WORD must be a verb (or an option, or a bare `%durable`).
+# `%durable WORD` in running text or code: WORD must be a verb.
 MENTION = re.compile(r"(?<!%)%durable ([a-z][a-z-]*)")
 
 
 def _cell(text: str) -> str:
-    """Return ``text`` fit for one Markdown table cell: lines joined, pipes and ``<`` escaped (outside code spans,
-    where Python-Markdown's tables already keep them)."""
+    """Return ``text`` fit for one Markdown table cell: lines joined, pipes and ``<`` escaped outside
+    code spans (inside them Python-Markdown's tables keep pipes, and ``<`` is literal)."""
     parts = " ".join(line.strip() for line in text.splitlines()).split("`")
     return "`".join(p if i % 2 else p.replace("|", "\\|").replace("<", "&lt;") for i, p in enumerate(parts))
+
+
+def _markdown(doc: str) -> str:
+    """Return a docstring's reST roles and literals as Markdown code spans."""
+    doc = re.sub(r":\w+:`~?([^`<]+?)(?: <[^>]+>)?`", lambda m: f"`{m.group(1).split('.')[-1]}`", doc)
+    return doc.replace("``", "`")
 
 
 def verb_table() -> str:
@@ -65,45 +77,8 @@ def option_table() -> str:
     return "\n".join(rows)
 
 
-def widget_traits() -> dict[str, str]:
-    """Return the widget's synced traits, ``{name: "type = default"}``, as the page receives them."""
-    from durable_nb.widget import SessionWidget
-
-    own = SessionWidget.class_own_traits(sync=True)
-    out = {}
-    for name, trait in own.items():
-        if name.startswith("_"):
-            continue  # anywidget's own (_esm, _css)
-        default = trait.default()
-        out[name] = f"{type(trait).__name__} = {default!r}"
-    return out
-
-
-def widget_requests() -> dict[str, str]:
-    """Return the page's requests, ``{action: first line of the method that answers it}``."""
-    from durable_nb.widget import SessionWidget
-
-    out = {}
-    for action, method in SessionWidget.ACTIONS.items():
-        doc = (getattr(SessionWidget, method).__doc__ or "").strip().split("\n\n")[0]
-        out[action] = _cell(re.sub(r":\w+:`~?([^`]+)`", r"`\1`", doc).replace("``", "`"))
-    return out
-
-
-def trait_table() -> str:
-    rows = ["| trait | type = default |", "|---|---|"]
-    rows += [f"| `{name}` | {_cell(f'`{value}`')} |" for name, value in widget_traits().items()]
-    return "\n".join(rows)
-
-
-def request_table() -> str:
-    rows = ['| `{"action": …}` | answered by |', "|---|---|"]
-    rows += [f"| `{name}` | {doc} |" for name, doc in widget_requests().items()]
-    return "\n".join(rows)
-
-
 def settings_table() -> str:
-    """Return the Markdown table of the magics' ``%config DurableMagics.NAME`` settings, with their help."""
+    """Return the Markdown table of the ``%config DurableMagics.NAME`` settings, with their help."""
     from durable_nb.notebook.magics import DurableMagics
 
     rows = ["| `%config DurableMagics.…` | default | does |", "|---|---|---|"]
@@ -116,20 +91,50 @@ def module_table() -> str:
     """Return the source map: each module and package of ``durable_nb/`` with its docstring's first line.
 
     Read with :mod:`ast` (nothing is imported), so a module that moves or appears is listed as it is."""
-    import ast
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2] / "durable_nb"
     rows = ["| module | what it is |", "|---|---|"]
-    for path in sorted([*root.glob("*.py"), *root.glob("*/__init__.py")]):
-        if path.name == "__init__.py" and path.parent == root:
+    for path in sorted([*PACKAGE.glob("*.py"), *PACKAGE.glob("*/__init__.py")]):
+        if path.name == "__init__.py" and path.parent == PACKAGE:
             continue
         name = path.parent.name + "/" if path.name == "__init__.py" else path.name
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-        first = doc.strip().split("\n\n")[0]
-        first = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", first).replace("``", "`")
-        rows.append(f"| `durable_nb/{name}` | {_cell(first)} |")
+        rows.append(f"| `durable_nb/{name}` | {_cell(_markdown(doc.strip().split(chr(10) * 2)[0]))} |")
     return "\n".join(rows)
+
+
+def protocol_page() -> str:
+    """Return the page protocol as Markdown, read from ``durable_nb/widget/protocol.py`` with :mod:`ast`.
+
+    The module docstring, then each ``TypedDict`` (its docstring and a table of its fields: the
+    name, the annotation as written, the comment after it), then the names (``Action = Literal[...]``)."""
+    source = PROTOCOL.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    out = [_markdown(ast.get_docstring(tree) or ""), "", "## The declarations", ""]
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            note = lines[node.lineno - 1].partition("#")[2].strip()
+            names.append(f"| `{node.targets[0].id}` | {_cell(f'`{ast.unparse(node.value)}`')} | {_cell(note)} |")
+        if not isinstance(node, ast.ClassDef):
+            continue
+        out += [f"### `{node.name}`", "", _markdown(ast.get_docstring(node) or ""), ""]
+        out += ["| field | type | note |", "|---|---|---|"]
+        for field in node.body:
+            if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name):
+                note = lines[field.lineno - 1].partition("#")[2].strip()
+                kind = _cell(f"`{ast.unparse(field.annotation)}`")
+                out.append(f"| `{field.target.id}` | {kind} | {_cell(note)} |")
+        out.append("")
+    out += ["### Names and unions", "", "| name | is | note |", "|---|---|---|", *names]
+    return "\n".join(out)
+
+
+def protocol_mismatch() -> list[str]:
+    """Return the synced traits of ``SessionWidget`` that ``protocol.Traits`` lacks, and the other way round."""
+    from durable_nb.widget import SessionWidget, protocol
+
+    synced = {n for n in SessionWidget.class_own_traits(sync=True) if not n.startswith("_")}
+    return sorted(synced ^ set(protocol.Traits.__annotations__))
 
 
 TABLES: dict[str, Callable[[], str]] = {
@@ -137,23 +142,15 @@ TABLES: dict[str, Callable[[], str]] = {
     "options": option_table,
     "settings": settings_table,
     "modules": module_table,
-    "traits": trait_table,
-    "requests": request_table,
+    "protocol": protocol_page,
 }
 
 
 def stale_mentions(markdown: str) -> list[str]:
-    """Return the words of ``%durable WORD`` mentions in ``markdown`` that name no verb (nor an option)."""
+    """Return the words of ``%durable WORD`` mentions in ``markdown`` that name no verb."""
     from durable_nb.notebook.verbs import VERBS
 
     return sorted({w for w in MENTION.findall(markdown) if w not in VERBS})
-
-
-def undescribed(markdown: str) -> list[str]:
-    """Return the widget's traits and requests that the protocol page's prose names in no code span."""
-    spans = re.findall(r"`([^`\n]+)`", markdown)
-    names = [*widget_traits(), *widget_requests()]
-    return [n for n in names if not any(re.search(rf"\b{re.escape(n)}\b", span) for span in spans)]
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
@@ -161,10 +158,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     where = page.file.src_uri
     for word in stale_mentions(markdown):
         log.warning("%s names `%%durable %s`, which is no verb (see durable_nb/notebook/verbs.py)", where, word)
-    if where == "protocol.md":
-        prose = MARKER.sub("", markdown)
-        for name in undescribed(prose):
-            log.warning("protocol.md does not describe the widget's `%s` (a trait or request in the code)", name)
+    if MARKER.search(markdown) and "protocol" in MARKER.findall(markdown):
+        for name in protocol_mismatch():
+            log.warning("the widget's synced trait %r and durable_nb/widget/protocol.py's Traits disagree", name)
 
     def table(m: re.Match) -> str:
         make = TABLES.get(m.group(1))

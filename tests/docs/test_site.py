@@ -1,0 +1,43 @@
+"""The documentation site's generated pages, checked without building the site (``./dev docs --build`` does that).
+
+docs/hooks/reference.py writes the ``%durable`` reference and the page protocol from the code's
+declarations; these tests run its generators and its stale-prose checks on every page.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from durable_nb.notebook.args import OPTIONS
+from durable_nb.notebook.verbs import VERBS
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+spec = importlib.util.spec_from_file_location("docs_reference", ROOT / "docs" / "hooks" / "reference.py")
+reference = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(reference)
+
+
+def test_the_reference_lists_every_verb_option_and_setting():
+    verbs, options, settings = reference.verb_table(), reference.option_table(), reference.settings_table()
+    assert all(f"| `{v.usage}` |" in verbs for v in VERBS.values())
+    assert all(f"`{o.flag}" in options for o in OPTIONS)
+    assert "`throttle`" in settings and "`store`" in settings
+
+
+def test_the_protocol_page_declares_what_the_widget_syncs():
+    assert reference.protocol_mismatch() == []
+    page = reference.protocol_page()
+    assert "### `Traits`" in page and "### `LinesRequest`" in page and "| `leaf_id` |" in page
+
+
+def test_no_page_names_a_verb_that_does_not_exist():
+    stale = {p.relative_to(ROOT).as_posix(): reference.stale_mentions(p.read_text(encoding="utf-8")) for p in PAGES}
+    assert not {k: v for k, v in stale.items() if v}
+
+
+def test_every_marker_names_a_generated_table():
+    asked = {m for p in PAGES for m in reference.MARKER.findall(p.read_text(encoding="utf-8"))}
+    assert asked == set(reference.TABLES)
