@@ -4,15 +4,20 @@ branches listed.
     from durable_nb.share.handout import handout
     Path("session.md").write_text(handout(agent))
 
-Untrusted text stays text in any Markdown renderer: ``&``, ``<`` and ``>``
-become entities (raw HTML is shown, not run) and image syntax is defused (no
-remote image is fetched when the handout is opened). Everything else of the
-text's own Markdown (emphasis, lists, links, code) renders as written.
+Untrusted text (everything a session holds: messages, names, models, kinds,
+summaries, the source) stays text in any Markdown renderer, so it cannot forge
+the handout's structure (a heading, a rule, a turn marker such as
+``**User** · `1a2b3c4d```, a link, an image, raw HTML): a body is a fenced code
+block whose fence is longer than any run of backticks in it, a short text is
+inline code or has every ASCII punctuation character backslash-escaped
+(CommonMark's escapes; ``&`` too, so no entity is decoded). The text's own
+Markdown is shown as written, not rendered.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .. import ai
@@ -31,9 +36,14 @@ from ..session import (
 PREVIEW = 80  # characters of an entry shown in the branch list
 
 
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character CommonMark can escape
+
+
 def md_text(text: str) -> str:
-    """Return untrusted ``text`` for a Markdown body: ``& < >`` as entities, ``![`` defused."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("![", "!\\[")
+    """Return untrusted ``text`` as one line of Markdown that renders as exactly that text: every
+    ASCII punctuation character backslash-escaped (no emphasis, link, heading, rule, HTML,
+    entity or autolink can start), line breaks as spaces. O(len(text))."""
+    return _PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
 
 
 def _code(text: str) -> str:
@@ -45,7 +55,10 @@ def _code(text: str) -> str:
     return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
 
 
-def _fenced(text: str, lang: str = "") -> str:
+def _fenced(text: str, lang: str = "text") -> str:
+    """Return ``text`` as a fenced code block: shown as written, whatever Markdown it holds (its line
+    breaks as ``\\n``, so a quote's ``> `` prefix reaches every line a renderer sees)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     fence = "```"
     while fence in text:
         fence += "`"
@@ -68,17 +81,21 @@ def _message(e: MessageEntry) -> str:
     parts = [f"{head} · {_code(e.id[:8])}"]
     for b in m.content:
         if isinstance(b, ai.Text):
-            parts.append(md_text(b.text))
+            parts.append(_fenced(b.text))
         elif isinstance(b, ai.ToolCall):
             args = json.dumps(b.arguments, ensure_ascii=False, indent=2, default=str)
             parts.append(f"Tool call {_code(b.name)} ({_code(b.id)}):\n\n{_fenced(args, 'json')}")
         elif b.type == "reminder":
+            reminder = _fenced(getattr(b, "text", ""))
             parts.append(
-                f"> *Reminder block (sent to the model, hidden from transcripts):* {md_text(getattr(b, 'text', ''))}"
+                "\n".join(
+                    "> " + line
+                    for line in f"*Reminder block (sent to the model, hidden from transcripts):*\n\n{reminder}".splitlines()
+                )
             )
         elif b.type == "thinking":
             text = getattr(b, "text", "") or "(redacted)"
-            parts.append(f"<details><summary>Thinking</summary>\n\n{md_text(text)}\n\n</details>")
+            parts.append(f"<details><summary>Thinking</summary>\n\n{_fenced(text)}\n\n</details>")
         else:
             name = getattr(b, "name", "")
             parts.append(
@@ -98,7 +115,7 @@ def _entry(e: Entry) -> str:
     if isinstance(e, CompactionEntry):
         return (
             f"**Compaction** · {_code(e.id[:8])} · about {e.tokens_before} tokens summarised; "
-            f"the model sees this summary instead:\n\n{md_text(e.summary)}"
+            f"the model sees this summary instead:\n\n{_fenced(e.summary)}"
         )
     if isinstance(e, CustomEntry):
         data = json.dumps(codec.custom_fields(e), ensure_ascii=False, indent=2, default=str)
