@@ -7,11 +7,12 @@ branches listed.
 Untrusted text (everything a session holds: messages, names, models, kinds,
 summaries, the source) stays text in any Markdown renderer, so it cannot forge
 the handout's structure (a heading, a rule, a turn marker such as
-``**User** · `1a2b3c4d```, a link, an image, raw HTML): a body is a fenced code
-block whose fence is longer than any run of backticks in it, a short text is
-inline code or has every ASCII punctuation character backslash-escaped
-(CommonMark's escapes; ``&`` too, so no entity is decoded). The text's own
-Markdown is shown as written, not rendered.
+``**User** · `1a2b3c4d```, a link, an image, raw HTML): a text is escaped
+(:func:`md_block`, :func:`md_text`: ``& < >`` as entities, Markdown's
+markers backslash-escaped, lines kept as lines), ids and names are inline
+code, tool arguments and custom data fenced JSON blocks whose fence is longer
+than any run of backticks in them. The text's own Markdown is shown as
+written, not rendered.
 """
 
 from __future__ import annotations
@@ -36,14 +37,50 @@ from ..session import (
 PREVIEW = 80  # characters of an entry shown in the branch list
 
 
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character CommonMark can escape
+_ANYWHERE = re.compile(r"[\\`*_\[\]~|#!]")  # what can start emphasis, code, a link, a table, strikethrough
+_LINE_START = re.compile(r"^([-+=])|^(\d{1,9})([.)])")  # a list item, a rule or a setext underline
+_AUTOLINK = re.compile(r"(?i)://|@|\bwww\.")  # what a GFM renderer links without brackets
 
 
 def md_text(text: str) -> str:
-    """Return untrusted ``text`` as one line of Markdown that renders as exactly that text: every
-    ASCII punctuation character backslash-escaped (no emphasis, link, heading, rule, HTML,
-    entity or autolink can start), line breaks as spaces. O(len(text))."""
-    return _PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
+    """Return untrusted ``text`` as one line of Markdown that renders as exactly that text.
+
+    ``& < >`` become entities (raw HTML is shown, not run; no entity is
+    decoded); the characters that start emphasis, code, links, images,
+    headings, tables or strikethrough are backslash-escaped, as are a
+    leading list, rule or setext marker and the ``:`` / ``@`` / ``.`` of bare
+    autolinks; line breaks become spaces. O(len(text)).
+    """
+    return _escape(" ".join(text.split()))
+
+
+def _escape(line: str) -> str:
+    s = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _ANYWHERE.sub(lambda m: "\\" + m.group(), s)
+    s = _AUTOLINK.sub(lambda m: m.group()[:-1] + "\\" + m.group()[-1], s)
+    return _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), s)
+
+
+def md_block(text: str) -> str:
+    """Return untrusted ``text`` as Markdown paragraphs that render as that text, line by line.
+
+    Each line as :func:`md_text` makes it, its leading spaces and tabs as
+    ``&nbsp;`` (so no indented code block starts), a hard break (``\\``)
+    after each line that the next one continues; blank lines separate
+    paragraphs. No line can start a heading, rule, list, quote, fence, HTML
+    block or link definition. O(len(text)).
+    """
+    out: list[str] = []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        body = line.lstrip(" \t")
+        if not body.strip():
+            out.append("")
+            continue
+        lead = line[: len(line) - len(body)].replace("\t", "    ")
+        if out and out[-1]:
+            out[-1] += "\\"  # a hard line break: the line stays a line
+        out.append("&nbsp;" * len(lead) + _escape(body))
+    return "\n".join(out).strip("\n")
 
 
 def _code(text: str) -> str:
@@ -55,8 +92,8 @@ def _code(text: str) -> str:
     return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
 
 
-def _fenced(text: str, lang: str = "text") -> str:
-    """Return ``text`` as a fenced code block: shown as written, whatever Markdown it holds (its line
+def _fenced(text: str, lang: str = "") -> str:
+    """Return ``text`` (JSON) as a fenced code block: shown as written, whatever Markdown it holds (line
     breaks as ``\\n``, so a quote's ``> `` prefix reaches every line a renderer sees)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     fence = "```"
@@ -81,21 +118,17 @@ def _message(e: MessageEntry) -> str:
     parts = [f"{head} · {_code(e.id[:8])}"]
     for b in m.content:
         if isinstance(b, ai.Text):
-            parts.append(_fenced(b.text))
+            parts.append(md_block(b.text))
         elif isinstance(b, ai.ToolCall):
             args = json.dumps(b.arguments, ensure_ascii=False, indent=2, default=str)
             parts.append(f"Tool call {_code(b.name)} ({_code(b.id)}):\n\n{_fenced(args, 'json')}")
         elif b.type == "reminder":
-            reminder = _fenced(getattr(b, "text", ""))
-            parts.append(
-                "\n".join(
-                    "> " + line
-                    for line in f"*Reminder block (sent to the model, hidden from transcripts):*\n\n{reminder}".splitlines()
-                )
-            )
+            reminder = md_block(getattr(b, "text", ""))
+            note = f"*Reminder block (sent to the model, hidden from transcripts):*\n\n{reminder}"
+            parts.append("\n".join("> " + line if line else ">" for line in note.split("\n")))
         elif b.type == "thinking":
             text = getattr(b, "text", "") or "(redacted)"
-            parts.append(f"<details><summary>Thinking</summary>\n\n{_fenced(text)}\n\n</details>")
+            parts.append(f"<details><summary>Thinking</summary>\n\n{md_block(text)}\n\n</details>")
         else:
             name = getattr(b, "name", "")
             parts.append(
@@ -105,7 +138,7 @@ def _message(e: MessageEntry) -> str:
     if m.injected is not None:
         origin = f" from {_code(m.origin)}" if m.origin else ""
         note = f"*Injected context ({m.injected.value}{origin}): sent to the model, hidden from the transcript.*"
-        return "\n".join("> " + line if line else ">" for line in f"{note}\n\n{body}".splitlines())
+        return "\n".join("> " + line if line else ">" for line in f"{note}\n\n{body}".split("\n"))
     return body
 
 
@@ -115,7 +148,7 @@ def _entry(e: Entry) -> str:
     if isinstance(e, CompactionEntry):
         return (
             f"**Compaction** · {_code(e.id[:8])} · about {e.tokens_before} tokens summarised; "
-            f"the model sees this summary instead:\n\n{_fenced(e.summary)}"
+            f"the model sees this summary instead:\n\n{md_block(e.summary)}"
         )
     if isinstance(e, CustomEntry):
         data = json.dumps(codec.custom_fields(e), ensure_ascii=False, indent=2, default=str)
