@@ -38,6 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="where a session id is looked up: a JSONL folder, a SQLite file (sessions.db, sqlite:///abs.db) "
         "or a PostgreSQL DSN (default: .durable, the store beside a notebook)",
     )
+    p.add_argument("--force", action="store_true", help="replace an existing file (never a session's log)")
     p.set_defaults(run=run)
     return p
 
@@ -76,7 +77,8 @@ def load(ref: str, store: str) -> tuple[Any, str]:
 def run(args: argparse.Namespace) -> int:
     """Export ``args.source`` to ``args.output``; print what was written. Returns 0."""
     agent, source = load(args.source, args.store)
-    out = export(agent, args.output, source)
+    stores = [open_store(args.store)] if store_kind(args.store) == "jsonl" else []
+    out = export(agent, args.output, source, replace=args.force, stores=stores)
     n = len(agent.entries())
     print(f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}")
     return 0

@@ -101,6 +101,7 @@ OPTIONS: tuple[Option, ...] = (
         "--keep", "compact: turns to keep verbatim (default 0)", where="compact", spec={"metavar": "N", "type": int}
     ),
     Option("--session", "search: only this session", where="search", spec={"metavar": "ID"}),
+    Option("--force", "export: replace an existing file (never a session's log)", where="export"),
 )
 FLAGS = sorted(o.flag for o in OPTIONS)
 
@@ -204,6 +205,7 @@ class Call:
     system: str | None = None
     models: tuple[str, ...] | None = None
     variants: str | None = None
+    force: bool = False
 
 
 # names IPython puts in every user namespace (besides _-prefixed ones and builtins)
@@ -270,6 +272,7 @@ def parse(line: str, cell: bool) -> Call:
         system=system_text,
         models=models,
         variants=ns.variants,
+        force=ns.force,
     )
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:

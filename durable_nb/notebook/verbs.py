@@ -482,7 +482,11 @@ def show(m: DurableMagics, call: Call):
     return w
 
 
-@verb("export <path>", "write the session to .html (one offline page), .md (a handout) or .jsonl (its log)")
+@verb(
+    "export <path> [--force]",
+    "write the session to .html (one offline page), .md (a handout) or .jsonl (its log);\n"
+    "an existing file is replaced only with --force, a session's log never",
+)
 def export(m: DurableMagics, call: Call) -> None:
     from ..share import export as export_session  # imports the widget module (its front end is the page's)
 
@@ -492,7 +496,7 @@ def export(m: DurableMagics, call: Call) -> None:
         source = str(st.inspected.source)
     else:
         source = str(st.store.file(a.session_id)) if isinstance(st.store, JsonlStore) else describe(st.store)
-    out = export_session(a, call.args[0], source)
+    out = export_session(a, call.args[0], source, replace=call.force, stores=[st.store])
     print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
 
 

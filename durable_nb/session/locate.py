@@ -86,6 +86,7 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
     ``$NAME`` / ``${NAME}`` are expanded first (:func:`expand_env`). Raises
     :class:`~durable_nb.errors.DurableError` for an unset variable and when a
     SQLite or PostgreSQL store cannot be opened (the message masks a DSN's password).
+    A JSONL store's path that is a file (a log) is refused in one line.
     Opening a JSONL folder touches nothing; the SQL stores connect at once.
     """
     from ..errors import DurableError
@@ -104,7 +105,13 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
         if not sqlite_path(spec).strip() or sqlite_path(spec).endswith("/"):
             raise DurableError(f"{spec!r} names no database file: write sqlite:///path/to/sessions.db")
         return SqliteStore((root / Path(sqlite_path(spec)).expanduser()).resolve())
-    return JsonlStore((root / Path(spec.strip()).expanduser()).resolve())
+    folder = (root / Path(spec.strip()).expanduser()).resolve()
+    if folder.exists() and not folder.is_dir():
+        raise DurableError(
+            f"{folder} is a file, not a store: a JSONL store is a folder of session logs "
+            "(open a log with %durable open, or name a folder, a .db file or a postgresql:// DSN)"
+        )
+    return JsonlStore(folder)
 
 
 def describe(store: Store) -> str:

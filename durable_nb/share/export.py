@@ -5,7 +5,8 @@
     export(agent, "session.html")          # or .md, .jsonl; returns the path written
 
 The file is written whole or not at all (a temporary file beside it, then a
-rename), so an interrupted export leaves no half file behind.
+link or rename), so an interrupted export leaves no half file behind; an
+existing file is replaced only when asked, a session's log never.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -60,26 +61,54 @@ def jsonl_bytes(agent: Any, source: str = "") -> bytes:
     return head + b"".join(encode_line(e) for e in agent.entries() if not is_ephemeral(e))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write_atomic(path: Path, data: bytes, replace: bool) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then move it there: ``replace=False``
+    links it (fails with ``FileExistsError`` if ``path`` appeared meanwhile), ``True`` renames over."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
+        if replace:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path)  # never clobbers: atomic "create if absent"
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links: check, then rename
+            if path.exists():
+                raise FileExistsError(path) from None
+            os.replace(tmp, path)
+    finally:
         Path(tmp).unlink(missing_ok=True)
-        raise
 
 
-def export(agent: Any, path: str | os.PathLike[str], source: str = "") -> Path:
+def _store_folders(agent: Any, stores: Iterable[Any]) -> list[Path]:
+    """Return the folders of the JSONL stores an export can see: the agent's and ``stores``'."""
+    out = []
+    for s in (getattr(agent, "store", None), *stores):
+        root = getattr(s, "root", None)
+        if isinstance(root, Path) and root.is_dir():
+            out.append(root)
+    return out
+
+
+def export(
+    agent: Any, path: str | os.PathLike[str], source: str = "", *, replace: bool = True, stores: Iterable[Any] = ()
+) -> Path:
     """Write ``agent``'s session to ``path`` in the format its suffix names; return the path.
 
     ``.html``: :func:`~durable_nb.share.page.page_html`; ``.md``:
     :func:`~durable_nb.share.handout.handout`; ``.jsonl``: :func:`jsonl_bytes`.
     ``source`` (where the session came from) is named in the page and the
-    handout. An existing file is replaced (atomically). Raises
-    :class:`~durable_nb.errors.DurableError` for another suffix, a missing
-    folder, or a path that is the session's own log (``source``).
+    handout. The file is written whole or not at all (a temporary file, then
+    a link or rename). An existing file is replaced unless ``replace=False``
+    (the command line and ``%durable export`` pass that unless ``--force``);
+    a log never is: the session's own (``source``), or any ``.jsonl`` in the
+    folder of a JSONL store the export can see (the agent's, and
+    ``stores``). Raises :class:`~durable_nb.errors.DurableError` in one line
+    for those, another suffix, a missing folder, or a write that fails (a
+    full disk, a read-only folder: nothing is left behind).
     """
     p = Path(path).expanduser()
     writers: dict[str, Callable[[], bytes]] = {
@@ -96,5 +125,17 @@ def export(agent: Any, path: str | os.PathLike[str], source: str = "") -> Path:
         raise DurableError(f"cannot export to {p}: it is a folder")
     if source and p.exists() and Path(source).exists() and p.samefile(source):
         raise DurableError(f"{p} is the session's own log: export to another file")
-    _write_atomic(p, writers[suffix]())
+    if suffix == ".jsonl":
+        for root in _store_folders(agent, stores):
+            if p.parent.samefile(root):
+                raise DurableError(f"cannot export to {p}: {root} is a session store and that is where its logs live")
+    if p.exists() and not replace:
+        raise DurableError(f"cannot export to {p}: the file exists (use --force to replace it)")
+    data = writers[suffix]()
+    try:
+        _write_atomic(p, data, replace)
+    except FileExistsError:
+        raise DurableError(f"cannot export to {p}: the file exists (use --force to replace it)") from None
+    except OSError as e:
+        raise DurableError(f"cannot export to {p}: {e.strerror or e} (nothing was written)") from None
     return p
