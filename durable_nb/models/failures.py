@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import ModelError
+from ..errors import DurableError, ModelError
 
 MAX_DETAIL = 240
 MIN_KEY_PREFIX = 6  # a run of a key's first characters this long is masked too
@@ -251,3 +251,12 @@ def safe_url(url: str) -> str:
     if p.port:
         host += f":{p.port}"
     return urlunsplit((p.scheme, host, p.path.rstrip("/"), "", ""))
+
+
+def failure_line(e: BaseException) -> str:
+    """Return a failure as the one line a notebook shows: a :class:`~durable_nb.errors.DurableError`'s
+    message, any other exception as ``Type: message``; every key of the environment masked
+    (:func:`redact`, before anything else) and line breaks and white space runs folded to one space.
+    O(len(text)) per key."""
+    cause = str(e) if isinstance(e, DurableError) else f"{type(e).__name__}: {e}"
+    return " ".join(redact(cause, env_secrets()).split())

@@ -1,11 +1,11 @@
-"""Parse a ``%durable`` / ``%%durable`` line into a :class:`Call`.
+"""Parse a ``%durable`` / ``%%durable`` line into a :class:`~.options.Call`.
 
-Each option is declared once, in :data:`OPTIONS` (flag, help, where it
-applies); each verb once, in :mod:`.verbs` (usage, help, what it does).
+Each option is declared once: a cell's in :mod:`.options`, a verb's with
+the verb (:mod:`.verbs`, with its usage, help and what it does).
 :func:`documented` turns the options into IPython ``magic_arguments`` (the way
-``%%capture`` declares its own) and the verbs into the help text, so
-``%%durable?`` documents both and :func:`parse` can be tested without a
-kernel. Every mistake raises ``UsageError`` (one line, with the nearest verb
+``%%capture`` declares its own) and the verbs into the help text
+(:mod:`.verbs.helptext`), so ``%%durable?`` documents both and :func:`parse` can
+be tested without a kernel. Every mistake raises ``UsageError`` (one line, with the nearest verb
 or option suggested), as IPython's own argument parser does.
 """
 
@@ -14,140 +14,19 @@ from __future__ import annotations
 import argparse
 import builtins
 import keyword
-from dataclasses import dataclass, field
-from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, kwds, magic_arguments
 
 from ..errors import suggest
-from .verbs import VERBS
+from .options import ANY, CELL, KINDS, TURN, Call, Option
+from .verbs import VERBS, all_options
+from .verbs.helptext import help_text
 
-KINDS = ("meta", "ephemeral", "note", "system")
-CELL = "cell"  # Option.where: only on a %%durable cell
-ANY = "any"  # Option.where: on the cell and on the line magic
-TURN = (CELL, "replay")  # Option.where: what sends turns (a cell, a replay)
+__all__ = ["HELP", "OPTIONS", "Call", "Option", "cell_kind", "documented", "out_refusal", "parse"]
 
-
-@dataclass(frozen=True)
-class Option:
-    """One option of the magic: its flag, its help, and where it applies.
-
-    ``where`` is :data:`CELL`, :data:`ANY`, the name of the one verb that
-    takes it (``"compact"`` for ``--keep``) or a tuple of such places
-    (:data:`TURN`); anywhere else it is refused with one line naming its place. ``spec`` holds argparse's keywords
-    (``action``, ``type``, ``metavar``); the default is a flag
-    (``store_true``).
-    """
-
-    flag: str
-    help: str
-    where: str | tuple[str, ...] = CELL
-    spec: dict[str, Any] = field(default_factory=lambda: {"action": "store_true"})
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-
-OPTIONS: tuple[Option, ...] = (
-    Option("--meta", "stage this cell as a meta entry (kept, hidden from transcripts)"),
-    Option("--ephemeral", "stage this cell as an ephemeral entry (next turn only, never stored)"),
-    Option("--note", "append this cell as a note entry (kept, never sent to the model)"),
-    Option(
-        "--system",
-        "make this cell the session's system prompt (kept on the active path, sent as system); "
-        "replay: --system TEXT replays with that system prompt",
-        where=TURN,
-        spec={"metavar": "TEXT", "nargs": "?", "const": True},
-    ),
-    Option(
-        "--tools",
-        "the tools for this turn only: notebook functions, comma-separated",
-        where=TURN,
-        spec={"metavar": "A,B"},
-    ),
-    Option("--temperature", "sampling temperature for this turn", where=TURN, spec={"metavar": "T"}),
-    Option("--max-tokens", "most tokens the reply may have, this turn", where=TURN, spec={"metavar": "N"}),
-    Option(
-        "--param",
-        "a provider setting for this turn, sent as is (repeatable; VALUE read as JSON when it is JSON)",
-        where=TURN,
-        spec={"metavar": "KEY=VALUE", "action": "append"},
-    ),
-    Option(
-        "--models",
-        "fan out: run this turn once per model, each on a sibling branch, at the same time "
-        "(names or notebook functions, comma-separated)",
-        spec={"metavar": "A,B,C"},
-    ),
-    Option(
-        "--variants",
-        'fan out over settings / system prompts: "temperature=0 | temperature=1" '
-        "(| between variants), or a notebook list of dicts",
-        spec={"metavar": "SPEC"},
-    ),
-    Option(
-        "--model",
-        "replay: the model to replay with (a name or a notebook function)",
-        where="replay",
-        spec={"metavar": "M"},
-    ),
-    Option("--chat", "append at the current leaf even if this cell ran before"),
-    Option("--out", "also bind the reply text to the notebook variable VAR", spec={"metavar": "VAR"}),
-    Option("--no-interpolate", "send the text as written: no {{name}} substitution"),
-    Option("--dry-run", "show the messages the turn would send; call no model, write nothing", where=ANY),
-    Option(
-        "--keep", "compact: turns to keep verbatim (default 0)", where="compact", spec={"metavar": "N", "type": int}
-    ),
-    Option("--session", "search: only this session", where="search", spec={"metavar": "ID"}),
-    Option("--force", "export: replace an existing file (never a session's log)", where="export"),
-)
+OPTIONS = all_options()  # every option: the cell's and turns', then each verb's own
 FLAGS = sorted(o.flag for o in OPTIONS)
-
-CELL_HELP = """Run a turn of the notebook's durable session, or manage the session.
-
-Cell magic -- the cell body is the user message; the reply streams below:
-
-    %%durable [--meta | --ephemeral | --note | --system] [--chat] [--out VAR] [--no-interpolate] [--dry-run]
-              [--tools A,B] [--temperature T] [--max-tokens N] [--param KEY=VALUE]
-              [--models A,B,C] [--variants "temperature=0 | temperature=1"]
-
-  A cell tagged (or flagged) `meta` or `ephemeral` does not call the model:
-  it stages an injected entry for the next turn. `note` appends a note entry
-  that is kept but never sent. `system` sets the session's system prompt (an
-  entry on the active path; edit and re-run the cell for a sibling branch).
-  Flags win over tags. A turn runs the tools the model calls (%durable tools
-  add NAME) and calls the model again until it answers without a tool call. Re-running a cell whose
-  entry is on the active path rewinds to before that entry first, so an
-  edited cell grows a sibling branch (--chat appends at the leaf instead).
-  {{name}} / {{name.attr}} put a notebook variable into the text
-  (\\{{name}} is literal). The reply is in `_durable` afterwards.
-  --models / --variants fan the turn out: one sibling branch per variant
-  (both given: every model with every variant), run at the same time, each
-  labelled by what differs (offline@t3); `_durable` is then {label: reply}
-  and the leaf stays on the first variant that replied.
-
-Line magic verbs (a bare %durable is status):
-
-"""
-
-SETTINGS_HELP = """
-Settings: %config DurableMagics.model / .store / .session / .throttle
-"""
-
-
-def help_text() -> str:
-    """Return the magic's help: the cell magic, then one entry per verb of :data:`.verbs.VERBS`, then the settings."""
-    width = max(len(v.usage) for v in VERBS.values()) + 2
-    rows = []
-    for v in VERBS.values():
-        first, *more = v.help.splitlines()
-        rows.append(f"    %durable {v.usage:<{width}}{first}")
-        rows += [" " * (14 + width) + line for line in more]
-    return CELL_HELP + "\n".join(rows) + "\n" + SETTINGS_HELP
-
-
 HELP = help_text()
 
 
@@ -178,34 +57,6 @@ def documented(func):
 @documented
 def _spec(line, cell=None):
     """The option spec :func:`parse` uses (the magic method carries the same one)."""
-
-
-@dataclass(frozen=True)
-class Call:
-    """One parsed magic invocation.
-
-    ``verb`` is ``""`` for a ``%%durable`` cell and a key of :data:`VERBS`
-    for the line magic (``"status"`` when the line is empty, ``"dry-run"``
-    for a bare ``--dry-run``); ``args`` are the verb's arguments. ``kind``
-    is the flag given (``"meta"``, ``"ephemeral"``, ``"note"`` or ``None``).
-    """
-
-    verb: str = ""
-    args: tuple[str, ...] = ()
-    kind: str | None = None
-    chat: bool = False
-    out: str | None = None
-    interpolate: bool = True
-    dry_run: bool = False
-    keep: int | None = None
-    session: str | None = None
-    tools: tuple[str, ...] | None = None
-    settings: tuple[tuple[str, str], ...] = ()
-    model: str | None = None
-    system: str | None = None
-    models: tuple[str, ...] | None = None
-    variants: str | None = None
-    force: bool = False
 
 
 # names IPython puts in every user namespace (besides _-prefixed ones and builtins)
@@ -242,13 +93,7 @@ def parse(line: str, cell: bool) -> Call:
         raise UsageError(f"--out needs a Python variable name, not {ns.out!r}")
     if ns.out is not None and (ns.out.startswith("_") or ns.out in SHELL_NAMES or hasattr(builtins, ns.out)):
         raise UsageError(out_refusal(ns.out))
-    settings = [("temperature", ns.temperature)] if ns.temperature is not None else []
-    settings += [("max_tokens", ns.max_tokens)] if ns.max_tokens is not None else []
-    for p in ns.param or []:
-        key, eq, value = p.partition("=")
-        if not eq or not key.strip():
-            raise UsageError(f"--param needs KEY=VALUE (like --param top_p=0.9), not {p!r}")
-        settings.append((key.strip(), value))
+    settings = _settings(ns)
     tools = tuple(t.strip() for t in ns.tools.split(",") if t.strip()) if ns.tools is not None else None
     models = tuple(m.strip() for m in ns.models.split(",") if m.strip()) if ns.models is not None else None
     if models is not None and not models:
@@ -277,17 +122,7 @@ def parse(line: str, cell: bool) -> Call:
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:
         if words:
-            w = words[0]
-            listed = next((f for f in ("models", "tools") if (getattr(ns, f) or "").rstrip().endswith(",")), None)
-            if listed is not None:
-                hint = f"no spaces in a list: --{listed} {getattr(ns, listed)}{''.join(words)}"
-            elif w.lstrip("-") in KINDS or "--" + w in FLAGS:
-                hint = f"did you mean --{w.lstrip('-')}?"
-            elif w in VERBS:
-                hint = f"verbs go on a line magic of their own: %durable {w}"
-            else:
-                hint = "the message goes on the lines below %%durable"
-            raise UsageError(f"%%durable takes options only, not {' '.join(words)!r}: {hint}")
+            raise UsageError(f"%%durable takes options only, not {' '.join(words)!r}: {_words_hint(ns, words)}")
         if system_text is not None:
             raise UsageError(
                 f"--system takes no text on a cell (the cell is the prompt), not {system_text!r}: "
@@ -312,10 +147,35 @@ def parse(line: str, cell: bool) -> Call:
     return Call(verb=verb, args=args, **common)
 
 
+def _settings(ns) -> list[tuple[str, str]]:
+    """Return the turn settings the options give, as (key, text) pairs: temperature, max_tokens, each --param."""
+    settings = [("temperature", ns.temperature)] if ns.temperature is not None else []
+    settings += [("max_tokens", ns.max_tokens)] if ns.max_tokens is not None else []
+    for p in ns.param or []:
+        key, eq, value = p.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--param needs KEY=VALUE (like --param top_p=0.9), not {p!r}")
+        settings.append((key.strip(), value))
+    return settings
+
+
+def _words_hint(ns, words: list[str]) -> str:
+    """Return the hint for words on a ``%%durable`` line: a spaced list, a flag without ``--``, a verb, a message."""
+    w = words[0]
+    listed = next((f for f in ("models", "tools") if (getattr(ns, f) or "").rstrip().endswith(",")), None)
+    if listed is not None:
+        return f"no spaces in a list: --{listed} {getattr(ns, listed)}{''.join(words)}"
+    if w.lstrip("-") in KINDS or "--" + w in FLAGS:
+        return f"did you mean --{w.lstrip('-')}?"
+    if w in VERBS:
+        return f"verbs go on a line magic of their own: %durable {w}"
+    return "the message goes on the lines below %%durable"
+
+
 def _check_place(given: list[Option], place: str) -> None:
     """Raise ``UsageError`` for the first option in ``given`` that does not apply at ``place`` (:data:`CELL` or a verb)."""
     for o in given:
-        places = o.where if isinstance(o.where, tuple) else (o.where,)
+        places = o.places
         if ANY in places or place in places:
             continue
         if places == TURN:

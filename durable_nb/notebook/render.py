@@ -19,11 +19,13 @@ loads nothing until clicked.
 from __future__ import annotations
 
 import html
+import os
 import re
 import time
 from collections.abc import Sequence
 
 from .. import ai
+from ..models import ModelLike
 
 _MD = None
 INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);", re.IGNORECASE)
@@ -254,3 +256,29 @@ def footer(model: str, replies: Sequence[ai.Message], elapsed_s: float) -> str:
 
 def _duration(ms: float) -> str:
     return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+
+
+def model_label(spec: ModelLike) -> str:
+    """Return how the status names a model spec, without building it."""
+    if spec is None or spec == "":
+        return os.environ.get("DURABLE_NB_MODEL") or "offline"
+    if isinstance(spec, str):
+        return spec
+    return str(getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__)
+
+
+def labels_text(named: dict[str, str]) -> str:
+    """Return labels as the status lists them: ``v1 → 3fa9c2d1e0b4, draft → 77aa01c2d3e4`` (``""`` for none)."""
+    return ", ".join(f"{n} → {t}" for n, t in named.items())
+
+
+def staged_text(staged: Sequence) -> str:
+    """Return the staged entries as the status shows them (``staged   none`` when there are none)."""
+    if not staged:
+        return "staged   none"
+    rows = [f"staged   {len(staged)} for the next turn, in this order:"]
+    for i, s in enumerate(staged, 1):
+        m = s.message
+        kind = m.injected.value if m.injected is not None else "?"
+        rows.append(f"  {i}. [{kind}{' · ' + m.origin if m.origin else ''}] {short(m.text())!r}")
+    return "\n".join(rows)

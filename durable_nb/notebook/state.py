@@ -408,7 +408,6 @@ class NotebookSession:
         body: str,
         origin: str | None,
         turn: Turn,
-        on_delta: Callable[[Turn], object] | None = None,
         on_event: Callable[[Event], object] | None = None,
         tools: list | None = None,
         settings: dict[str, Any] | None = None,
@@ -417,7 +416,8 @@ class NotebookSession:
 
         The staged entries are consumed once the input is persisted. Widgets
         are synced after each persistence receipt. ``on_event`` gets each
-        stored reply (``message_end``) and each ``tool_end``; ``tools`` and
+        event once ``turn`` records it (text deltas, stored replies, tool
+        results); ``tools`` and
         ``settings`` go to :meth:`Agent.run`. A model failure or an
         interrupt propagates: the input and every stored reply and tool
         result stay, the partial reply (in ``turn.deltas``) is not stored.
@@ -443,8 +443,6 @@ class NotebookSession:
                     self.sync()
                 elif ev.type == "text_delta":
                     turn.deltas.append(ev.delta)
-                    if on_delta is not None:
-                        on_delta(turn)
                 elif ev.type == "message_end":
                     turn.written += len(ev.entries)
                     if ev.message is not None and ev.message.role == "assistant":
@@ -453,13 +451,10 @@ class NotebookSession:
                         turn.deltas = []
                     turn.leaf_id = ev.leaf_id
                     self.sync()
-                    if on_event is not None:
-                        on_event(ev)
-                elif ev.type == "tool_end":
-                    if on_event is not None:
-                        on_event(ev)
                 elif ev.type == "agent_end":
                     turn.stop_reason = ev.stop_reason
+                if on_event is not None:
+                    on_event(ev)
         except BaseException:
             if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
                 if consumed:  # (input that was never stored was never unstaged)

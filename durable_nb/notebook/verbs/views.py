@@ -1,0 +1,64 @@
+"""The verbs that show or write the session elsewhere: compare, show, export, help."""
+
+from __future__ import annotations
+
+from ...errors import DurableError
+from ...session import JsonlStore, describe
+from ..context import Context
+from ..options import Call, Option
+from ..render import plural
+from .helptext import help_text
+from .registry import MANY, verb
+
+
+@verb(
+    "compare <entry> <entry> [entry...]",
+    "two or more entries (ids, labels or id prefixes) side by side: each one's request,\n"
+    "reply, model, settings, tokens, cost and time, and what the requests differ in",
+    nargs=(2, MANY),
+)
+def compare(ctx: Context, call: Call):
+    from ...widget import SessionWidget, comparison
+
+    state = comparison.of(ctx.state.agent, list(call.args))  # a bad ref: one line, no output
+    # the widget on its compare view; where no widget is drawn, its text and HTML fallback is the comparison
+    return SessionWidget(ctx.state.agent, view="compare", comparison=state)
+
+
+@verb("show [entry]", "the session widget (tree, model/transcript views), at an entry if given")
+def show(ctx: Context, call: Call):
+    at = ctx.state.resolve(call.args[0]).id if call.args else ""  # a bad entry: one line, no widget
+    try:
+        from ...widget import SessionWidget
+    except ImportError as e:
+        raise DurableError(f"the session widget is unavailable in this install (durable_nb.widget: {e})") from None
+    inspected = ctx.state.inspected
+    # it registers itself; state.sync() reaches it. An opened log says it is read-only in the header.
+    w = SessionWidget(ctx.state.agent, read_only=str(inspected.source) if inspected is not None else "")
+    if at:
+        w.selected_id = at  # the views show that entry; the leaf stays
+    return w
+
+
+@verb(
+    "export <path> [--force]",
+    "write the session to .html (one offline page), .md (a handout) or .jsonl (its log);\n"
+    "an existing file is replaced only with --force, a session's log never",
+    options=(Option("--force", "export: replace an existing file (never a session's log)"),),
+)
+def export(ctx: Context, call: Call) -> None:
+    from ...share import export as export_session  # imports the widget module (its front end is the page's)
+
+    st = ctx.state
+    a = st.agent
+    if st.inspected is not None:
+        source = str(st.inspected.source)
+    else:
+        source = str(st.store.file(a.session_id)) if isinstance(st.store, JsonlStore) else describe(st.store)
+    out = export_session(a, call.args[0], source, replace=call.force, stores=[st.store])
+    print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
+
+
+@verb("help", "this help")
+def help_(ctx: Context, call: Call) -> None:
+    print(help_text())
