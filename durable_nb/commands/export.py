@@ -15,7 +15,7 @@ from typing import Any
 from ..durable import Agent
 from ..errors import DurableError, SessionNotFound
 from ..importers import open_session
-from ..session import JsonlStore, check_session_id, describe, open_store, store_kind
+from ..session import check_session_id, describe, open_store, store_kind
 from ..session.locate import expand_env
 from ..share import export
 
@@ -70,7 +70,7 @@ def load(ref: str, store: str) -> tuple[Any, str]:
         known = ", ".join(sorted(r.id for r in s.list_sessions())[:10]) or "none"
         where = describe(s) if store_kind(store) == "postgres" else store  # a DSN masked, a path as typed
         raise DurableError(f"no log file {ref!r} and no session {ref!r} in {where} (sessions there: {known})") from None
-    source = str(s.file(ref)) if isinstance(s, JsonlStore) else describe(s)
+    source = describe(s, ref)
     return Agent(store=s, session_id=ref), source
 
 

@@ -25,29 +25,32 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .. import ai, durable
 from ..durable import Agent, Branch, Event, FanOut, Replay, new_session_id
-from ..errors import DurableError, SessionExists, SessionNotFound, UnknownEntry
+from ..errors import DurableError, SessionExists, UnknownEntry
 from ..kinds.note import NOTE_KIND, Note  # noqa: F401  - NOTE_KIND stays importable from here
 from ..models import ModelLike
 from ..session import (
     CompactionEntry,
+    CreatedOnWrite,
     CustomEntry,
     Entry,
     Hit,
     JsonlStore,
     MessageEntry,
-    SessionRecord,
+    SessionFiles,
+    SessionRow,
     Store,
     describe,
     entry_kind,
     is_ephemeral,
     is_turn_start,
     notebook_session_id,
+    search_store,
+    session_rows,
 )
-from ..session.search import scan
 
 if TYPE_CHECKING:
     from .. import importers
@@ -105,51 +108,6 @@ def user_entry(body: str, origin: str | None) -> MessageEntry:
 def injected_entry(kind: str, body: str, origin: str | None) -> MessageEntry:
     """Return a staged ``meta`` or ``ephemeral`` entry for a tagged cell (``kind`` names which)."""
     return {"meta": durable.meta, "ephemeral": durable.ephemeral}[kind](body, origin=origin)
-
-
-class CreatedOnWrite:
-    """The notebook's store as its own agent sees it: a missing session reads as
-    empty and is created by its first append (with those entries, in one step),
-    so opening a notebook, and every verb that only reads, writes nothing and
-    works in a read-only folder.
-
-    Wraps ``store``; everything else (``file``, ``root``, ``search``, ...)
-    passes through. Two kernels making the same session's first write: one
-    creates it, the other appends.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def __getattr__(self, name: str):
-        return getattr(self.store, name)
-
-    def create_session(self, id: str, parent_id: str = "", *, entries=(), created_at: str = "") -> SessionRecord:
-        return self.store.create_session(id, parent_id, entries=entries, created_at=created_at)
-
-    def load_session(self, id: str) -> SessionRecord:
-        return self.store.load_session(id)
-
-    def load_entries(self, id: str) -> list[Entry]:
-        """The session's entries; ``[]`` for a session not created yet."""
-        try:
-            return self.store.load_entries(id)
-        except SessionNotFound:
-            return []
-
-    def append_entries(self, id: str, entries) -> None:
-        """Append, creating the session with these entries if it does not exist yet."""
-        try:
-            return self.store.append_entries(id, entries)
-        except SessionNotFound:
-            pass
-        try:
-            self.store.create_session(id, entries=entries)
-        except SessionExists:  # another kernel made the first write in between
-            self.store.append_entries(id, entries)
-
-    def list_sessions(self) -> list[SessionRecord]:
-        return self.store.list_sessions()
 
 
 @dataclass
@@ -456,9 +414,8 @@ class NotebookSession:
                 if on_event is not None:
                     on_event(ev)
         except BaseException:
-            if turn.reply is None:  # stage the ephemeral input again so a retry sends it (meta is stored)
-                if consumed:  # (input that was never stored was never unstaged)
-                    self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+            if turn.reply is None:
+                self._restage(staged, consumed)
                 if turn.input_ids and agent.leaf_id == turn.input_ids[-1]:  # this turn's message got no reply
                     e = agent.entry(agent.leaf_id)
                     if is_turn_start(e):
@@ -466,6 +423,13 @@ class NotebookSession:
                 self.sync()
             raise
         return turn
+
+    def _restage(self, staged: list[MessageEntry], consumed: bool) -> None:
+        """After a turn that got no reply: stage the ephemeral entries of its input ``staged`` again (before
+        anything staged since), so a retry sends them; its meta entries were stored and stay. Nothing when
+        the input was never ``consumed`` (never stored, so still staged)."""
+        if consumed:
+            self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
 
     def fan_out(
         self,
@@ -505,12 +469,11 @@ class NotebookSession:
                 *self.inputs(body, origin), variants=variants, tools=tools, settings=settings, on_event=receipt
             )
         except BaseException:
-            if started:
-                self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+            self._restage(staged, started)
             self.sync()
             raise
         if not any(b.messages for b in out.branches):
-            self.staged = [e for e in staged if is_ephemeral(e)] + self.staged
+            self._restage(staged, started)
         self.sync()
         return out
 
@@ -611,11 +574,7 @@ class NotebookSession:
         memory stores scan."""
         if session is not None and not self._exists(session):
             raise DurableError(f"no session {session!r} in {describe(self.store)}; %durable sessions lists them")
-        search = getattr(self.store, "search", None)
-        if search is None:  # a store of one's own without search: a plain scan through the contract
-            ids = [session] if session is not None else [r.id for r in self.store.list_sessions()]
-            return scan(((i, self.store.load_entries(i)) for i in ids), text, limit)
-        return search(text, session=session, limit=limit)
+        return search_store(self.store, text, session, limit)
 
     def resolve(self, ref: str) -> Entry:
         """Return the entry ``ref`` names: an id, a label or 4+ characters of an id. ``DurableError`` otherwise."""
@@ -707,7 +666,7 @@ class NotebookSession:
             except UnicodeEncodeError:  # an escaped lone surrogate in the log
                 store = self.store
                 where = f"session {ref!r} in {describe(store)}"
-                if isinstance(store, JsonlStore):
+                if isinstance(store, SessionFiles):
                     where = f"{store.file(ref)}:{lone_surrogate_line(store.file(ref).read_bytes())}"
                 raise lone_surrogate_error(where) from None
             imported = Imported(agent, "durable_nb", Path(f"{describe(self.store)} session {ref}"))
@@ -730,40 +689,9 @@ class NotebookSession:
         return was
 
     def sessions(self) -> list[SessionRow]:
-        """Return a :class:`SessionRow` for each saved session, oldest first, then one for
-        each log that cannot be read (``entries`` is ``None`` and ``problem`` says why,
-        naming ``file:line``): one bad log never hides the others.
-
-        Last activity is the last entry's time (the creation time for an
-        empty session). Cost: reads every log (one query on SQLite and PostgreSQL).
-        """
-        out, bad = [], []
-        unreadable: list[tuple[str, str]] = []
-        store = self.store
-        summaries = getattr(store, "summaries", None)
-        if summaries is not None:  # the SQL stores count in the database, decoding nothing
-            return [SessionRow(r.id, n, last or r.created_at, "") for r, n, last in summaries()]
-        recs = store.list_sessions(unreadable) if isinstance(store, JsonlStore) else store.list_sessions()
-        for rec in recs:
-            try:
-                entries = store.load_entries(rec.id)
-            except (DurableError, OSError) as e:
-                bad.append(SessionRow(rec.id, None, "", str(e)))
-                continue
-            out.append(SessionRow(rec.id, len(entries), entries[-1].created_at if entries else rec.created_at))
-        bad += [SessionRow(name, None, "", why) for name, why in unreadable]
-        return out + bad
-
-
-class SessionRow(NamedTuple):
-    """One row of :meth:`NotebookSession.sessions`: a session's ``id`` (a file name when
-    unreadable), its number of ``entries`` (``None`` when unreadable), its ``last``
-    activity and the ``problem`` that makes it unreadable (``""`` when it reads)."""
-
-    id: str
-    entries: int | None
-    last: str
-    problem: str = ""
+        """Return a :class:`~durable_nb.session.SessionRow` for each saved session, oldest first, then one
+        for each log that cannot be read (:func:`~durable_nb.session.session_rows`)."""
+        return session_rows(self.store)
 
 
 def _resolve(agent: Agent, ref: str) -> Entry:

@@ -1,7 +1,9 @@
 """Entries, the views over a path, and the stores. Imports nothing from Jupyter."""
 
 from ..errors import CorruptLog, InvalidSessionId, SessionExists, SessionNotFound
+from .browse import SessionRow, search_store, session_rows
 from .codec import DecodeError, decode, decode_lines, encode, encode_line
+from .created import CreatedOnWrite
 from .entry import (
     CompactionEntry,
     CustomEntry,
@@ -14,7 +16,7 @@ from .entry import (
     register_custom,
 )
 from .jsonlstore import JsonlStore, LegacyMetaWarning
-from .locate import describe, open_store, store_kind
+from .locate import KIND_NAMES, describe, kind_of, open_store, store_kind
 from .memstore import MemoryStore
 from .pgstore import PostgresStore
 from .rules import (
@@ -34,7 +36,16 @@ from .rules import (
 )
 from .search import Finder, Hit
 from .sqlitestore import SqliteStore
-from .store import SessionRecord, Store, check_session_id
+from .store import (
+    Describable,
+    Searchable,
+    SessionFiles,
+    SessionRecord,
+    Store,
+    Subscribable,
+    Summarising,
+    check_session_id,
+)
 from .tree import Node, index, path, tree
 from .view import (
     ViewBuilder,
@@ -49,6 +60,17 @@ from .view import (
 
 __all__ = [
     "CompactionEntry",
+    "CreatedOnWrite",
+    "KIND_NAMES",
+    "Describable",
+    "Searchable",
+    "SessionFiles",
+    "SessionRow",
+    "Subscribable",
+    "Summarising",
+    "kind_of",
+    "search_store",
+    "session_rows",
     "CorruptLog",
     "CustomEntry",
     "DecodeError",

@@ -67,6 +67,10 @@ class JsonlStore:
         # id -> (device, inode, size) of the log as this store last read or wrote it
         self._seen: dict[str, tuple[int, int, int]] = {}
 
+    def describe(self) -> str:
+        """Return the folder's path."""
+        return str(self.root)
+
     def file(self, id: str) -> Path:
         """Return the log file's path for session ``id`` (checked, may not exist)."""
         return self.root / f"{check_session_id(id)}.jsonl"

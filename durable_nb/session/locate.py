@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 from .dsn import is_dsn
-from .store import Store
+from .store import Describable, SessionFiles, Store
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -114,10 +114,33 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
     return JsonlStore(folder)
 
 
-def describe(store: Store) -> str:
-    """Return how messages name a store: its folder, its SQLite file, or its DSN with the password masked."""
-    for attr in ("dsn", "path", "root"):
-        v = getattr(store, attr, None)
-        if v is not None:
-            return str(v)
-    return type(store).__name__
+def describe(store: Store, session_id: str = "") -> str:
+    """Return how messages name a store: its folder, its SQLite file, or its DSN with the password masked
+    (:class:`~.store.Describable`; another store: its class name). With ``session_id``: where that
+    session is kept, its file in a store with a file per session (JSONL), else the store. O(1)."""
+    if session_id and isinstance(store, SessionFiles):
+        return str(store.file(session_id))
+    return store.describe() if isinstance(store, Describable) else type(store).__name__
+
+
+KIND_NAMES = {"jsonl": "JSONL folder", "sqlite": "SQLite file", "postgres": "PostgreSQL"}  # how messages name a kind
+
+
+def kind_of(store: Store) -> str:
+    """Return the kind :func:`store_kind` gives the string of a store that :func:`open_store` opens
+    (``"jsonl"``, ``"sqlite"``, ``"postgres"``), ``"memory"`` for a :class:`~.memstore.MemoryStore`,
+    ``""`` for a store of one's own. The one map from store classes to kinds. O(1)."""
+    from .jsonlstore import JsonlStore
+    from .memstore import MemoryStore
+    from .pgstore import PostgresStore
+    from .sqlitestore import SqliteStore
+
+    for cls, kind in (
+        (JsonlStore, "jsonl"),
+        (SqliteStore, "sqlite"),
+        (PostgresStore, "postgres"),
+        (MemoryStore, "memory"),
+    ):
+        if isinstance(store, cls):
+            return kind
+    return ""

@@ -140,6 +140,10 @@ class PostgresStore:
     def __repr__(self) -> str:
         return f"PostgresStore({self.dsn!r})"
 
+    def describe(self) -> str:
+        """Return the DSN with its password masked."""
+        return self.dsn
+
     def close(self) -> None:
         """Close the pool and stop the notification listener."""
         if self._listener is not None:

@@ -13,24 +13,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from .entry import CustomEntry, Entry
+from .store import Hit
 from .view import display_text
 
 _WORD = re.compile(r"\w+")
 SNIPPET_CHARS = 120
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One search result: the entry ``entry_id`` of session ``session_id``,
-    its ``created_at`` and a one-line ``snippet`` of its text around the first match."""
-
-    session_id: str
-    entry_id: str
-    created_at: str
-    snippet: str
 
 
 def search_text(entry: Entry) -> str:

@@ -146,6 +146,10 @@ class SqliteStore:
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r})"
 
+    def describe(self) -> str:
+        """Return the database file's path."""
+        return str(self.path)
+
     def close(self) -> None:
         """Close the connection (the store cannot be used afterwards)."""
         self._db.close()

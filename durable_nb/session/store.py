@@ -1,14 +1,23 @@
-"""The store contract: create a session, load its entries, append entries.
+"""The store contract: create a session, load its entries, append entries; and what a store may add.
 
 A store is a flat, append-only log per session. Stores never rewrite or
 delete; the agent is the one place that decides what reaches them.
+
+Beyond :class:`Store`, a store may declare capabilities, each a
+``runtime_checkable`` protocol checked once where it is used
+(``isinstance(store, Searchable)``): :class:`Searchable` (its own search),
+:class:`Summarising` (counts without decoding), :class:`Subscribable`
+(tells of appends by other writers), :class:`Describable` (says where it
+is) and :class:`SessionFiles` (a file per session). Code outside
+:mod:`durable_nb.session` asks for these, never for a concrete store class.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from ..errors import InvalidSessionId
@@ -26,6 +35,17 @@ class SessionRecord:
     id: str
     parent_id: str = ""
     created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result (:class:`Searchable`): the entry ``entry_id`` of session ``session_id``,
+    its ``created_at`` and a one-line ``snippet`` of its text around the first match."""
+
+    session_id: str
+    entry_id: str
+    created_at: str
+    snippet: str
 
 
 @runtime_checkable
@@ -52,6 +72,48 @@ class Store(Protocol):
 
     def list_sessions(self) -> list[SessionRecord]:
         """Return every session's record, oldest first."""
+
+
+@runtime_checkable
+class Searchable(Protocol):
+    """A store that searches its entries itself (the SQL stores with a full-text index; a scan otherwise)."""
+
+    def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
+        """Return at most ``limit`` entries whose text holds every word of ``query``, sessions oldest first
+        (``session``: only that one, ``SessionNotFound`` if it is missing)."""
+
+
+@runtime_checkable
+class Summarising(Protocol):
+    """A store that counts each session's entries in place, decoding nothing (the SQL stores)."""
+
+    def summaries(self) -> list[tuple[SessionRecord, int, str]]:
+        """Return ``(record, entry count, last entry's time or "")`` for every session, oldest first."""
+
+
+@runtime_checkable
+class Subscribable(Protocol):
+    """A store that tells of appends made by other writers (PostgreSQL's LISTEN/NOTIFY)."""
+
+    def subscribe(self, session_id: str, callback: Callable[[str], object]) -> Callable[[], None]:
+        """Call ``callback(session_id)`` (on another thread) after each append to the session by anyone;
+        return the function that stops it."""
+
+
+@runtime_checkable
+class Describable(Protocol):
+    """A store that says where it is, for messages (see :func:`~durable_nb.session.describe`)."""
+
+    def describe(self) -> str:
+        """Return its folder, its database file, or its DSN with the password masked."""
+
+
+@runtime_checkable
+class SessionFiles(Protocol):
+    """A store that keeps each session in a file of its own (the JSONL store)."""
+
+    def file(self, id: str) -> Path:
+        """Return the session's file (checked id; the file may not exist yet)."""
 
 
 def check_session_id(id: str) -> str:

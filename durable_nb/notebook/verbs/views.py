@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...errors import DurableError
-from ...session import JsonlStore, describe
+from ...session import describe
 from ..context import Context
 from ..options import Call, Option
 from ..render import plural
@@ -51,10 +51,7 @@ def export(ctx: Context, call: Call) -> None:
 
     st = ctx.state
     a = st.agent
-    if st.inspected is not None:
-        source = str(st.inspected.source)
-    else:
-        source = str(st.store.file(a.session_id)) if isinstance(st.store, JsonlStore) else describe(st.store)
+    source = str(st.inspected.source) if st.inspected is not None else describe(st.store, a.session_id)
     out = export_session(a, call.args[0], source, replace=call.force, stores=[st.store])
     print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
 
