@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import SessionExists, SessionNotFound
 from .entry import Entry
-from .store import SessionRecord, Store
+from .store import CAPABILITIES, SessionRecord, Store
 
 
 class CreatedOnWrite:
@@ -13,13 +13,18 @@ class CreatedOnWrite:
     so opening a notebook, and every verb that only reads, writes nothing and
     works in a read-only folder.
 
-    Wraps ``store``; everything else (``file``, ``root``, ``search``, ...)
-    passes through. Two kernels making the same session's first write: one
-    creates it, the other appends.
+    Wraps ``store``; everything else (``root``, ``close``, ...) passes
+    through, and it has the capabilities ``store`` has (:data:`~.store.CAPABILITIES`:
+    ``isinstance(wrapper, Searchable)`` is true when the store searches).
+    Two kernels making the same session's first write: one creates it, the
+    other appends.
     """
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        for capability, method in CAPABILITIES.items():  # on the instance, where a protocol check looks
+            if isinstance(store, capability):
+                setattr(self, method, getattr(store, method))
 
     def __getattr__(self, name: str):
         return getattr(self.store, name)

@@ -116,6 +116,16 @@ class SessionFiles(Protocol):
         """Return the session's file (checked id; the file may not exist yet)."""
 
 
+# each capability and the one method that makes it: a wrapper of a store (CreatedOnWrite) offers the same ones
+CAPABILITIES: dict[type, str] = {
+    Searchable: "search",
+    Summarising: "summaries",
+    Subscribable: "subscribe",
+    Describable: "describe",
+    SessionFiles: "file",
+}
+
+
 def check_session_id(id: str) -> str:
     """Return ``id`` if it is safe to use as a file name, else raise :class:`InvalidSessionId`.
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from ..session import Subscribable
+
 
 def main_thread_caller() -> Any:
     """Return the running kernel's thread-safe ``add_callback`` (runs a function on its main thread),
@@ -27,9 +29,9 @@ def main_thread_caller() -> Any:
 def follow(widget: Any) -> Any:
     """Subscribe ``widget`` to appends by other writers when its store notifies them and a kernel
     runs; return the unsubscribe function, or ``None``. Holds the widget weakly."""
-    subscribe = getattr(widget.agent.store, "subscribe", None)
+    store = widget.agent.store
     call = main_thread_caller()
-    if subscribe is None or call is None:
+    if not isinstance(store, Subscribable) or call is None:
         return None
     ref = weakref.ref(widget)
     widget._pending = False
@@ -40,4 +42,4 @@ def follow(widget: Any) -> Any:
             w._pending = True
             call(w._catch_up)
 
-    return subscribe(widget.agent.session_id, on_append)
+    return store.subscribe(widget.agent.session_id, on_append)
