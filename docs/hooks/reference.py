@@ -2,8 +2,9 @@
 
 A page asks for one with a marker line, ``<!-- generated: NAME -->``, which the hook replaces:
 
-- ``verbs``: every ``%durable`` verb, from the ``@verb`` declarations (:data:`durable_nb.notebook.verbs.VERBS`);
-- ``options``: every option of the magics, from :data:`durable_nb.notebook.args.OPTIONS`;
+- ``verbs``, ``verb-options``, ``cell-options``: every ``%durable`` verb and every option of a verb
+  or of a ``%%durable`` cell, from the declarations (``durable_nb.notebook.verbs.specs()`` and
+  ``cell_specs()``, the table ``%durable?`` is printed from);
 - ``settings``: the ``%config DurableMagics.NAME`` settings, from the traits of ``DurableMagics``;
 - ``modules``: the source map, each module of ``durable_nb/`` with its docstring's first line;
 - ``protocol``: the page protocol, read from ``durable_nb/widget/protocol.py`` (its docstring and
@@ -46,34 +47,36 @@ def _markdown(doc: str) -> str:
     return doc.replace("``", "`")
 
 
+def _flag(o: dict) -> str:
+    return f"`{o['flag']} {o['metavar']}`" if o["metavar"] else f"`{o['flag']}`"
+
+
 def verb_table() -> str:
-    """Return the Markdown table of the ``%durable`` verbs, in declaration order."""
-    from durable_nb.notebook.verbs import VERBS
+    """Return the Markdown table of the ``%durable`` verbs (``verbs.specs()``), in ``%durable?``'s order."""
+    from durable_nb.notebook.verbs import specs
 
     rows = ["| `%durable …` | does |", "|---|---|"]
-    rows += [f"| {_cell(f'`{v.usage}`')} | {_cell(v.help)} |" for v in VERBS.values()]
+    for v in specs():
+        usage, does = "`" + v["usage"] + "`", " ".join([v["help"], *v["details"]])
+        rows.append(f"| {_cell(usage)} | {_cell(does)} |")
     return "\n".join(rows)
 
 
-def _where(where: str | tuple[str, ...]) -> str:
-    from durable_nb.notebook.args import ANY, CELL
+def verb_option_table() -> str:
+    """Return the Markdown table of the options verbs take (``verbs.specs()``): verb, option, what it does."""
+    from durable_nb.notebook.verbs import specs
 
-    places = (where,) if isinstance(where, str) else where
-    named = {CELL: "`%%durable` cell", ANY: "`%%durable` cell, `%durable`"}
-    return ", ".join(named.get(p, f"`%durable {p}`") for p in places)
+    rows = ["| verb | option | does |", "|---|---|---|"]
+    rows += [f"| `{v['name']}` | {_cell(_flag(o))} | {_cell(o['help'])} |" for v in specs() for o in v["options"]]
+    return "\n".join(rows)
 
 
-def option_table() -> str:
-    """Return the Markdown table of the magics' options: flag (with its value), where it applies, what it does."""
-    from durable_nb.notebook.args import OPTIONS
+def cell_option_table() -> str:
+    """Return the Markdown table of a ``%%durable`` cell's options (``verbs.cell_specs()``)."""
+    from durable_nb.notebook.verbs import cell_specs
 
-    rows = ["| option | where | does |", "|---|---|---|"]
-    for o in OPTIONS:
-        value = o.spec.get("metavar")
-        flag = f"{o.flag} {value}" if value else o.flag
-        if o.spec.get("nargs") == "?":
-            flag = f"{o.flag} [{value}]"
-        rows.append(f"| {_cell(f'`{flag}`')} | {_where(o.where)} | {_cell(o.help)} |")
+    rows = ["| option | does |", "|---|---|"]
+    rows += [f"| {_cell(_flag(o))} | {_cell(o['help'])} |" for o in cell_specs()]
     return "\n".join(rows)
 
 
@@ -139,7 +142,8 @@ def protocol_mismatch() -> list[str]:
 
 TABLES: dict[str, Callable[[], str]] = {
     "verbs": verb_table,
-    "options": option_table,
+    "verb-options": verb_option_table,
+    "cell-options": cell_option_table,
     "settings": settings_table,
     "modules": module_table,
     "protocol": protocol_page,
@@ -148,16 +152,17 @@ TABLES: dict[str, Callable[[], str]] = {
 
 def stale_mentions(markdown: str) -> list[str]:
     """Return the words of ``%durable WORD`` mentions in ``markdown`` that name no verb."""
-    from durable_nb.notebook.verbs import VERBS
+    from durable_nb.notebook.verbs import specs
 
-    return sorted({w for w in MENTION.findall(markdown) if w not in VERBS})
+    names = {v["name"] for v in specs()}
+    return sorted({w for w in MENTION.findall(markdown) if w not in names})
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     """Replace each marker with its table; warn (a strict build fails) on stale prose."""
     where = page.file.src_uri
     for word in stale_mentions(markdown):
-        log.warning("%s names `%%durable %s`, which is no verb (see durable_nb/notebook/verbs.py)", where, word)
+        log.warning("%s names `%%durable %s`, which is no verb (see durable_nb/notebook/verbs/)", where, word)
     if MARKER.search(markdown) and "protocol" in MARKER.findall(markdown):
         for name in protocol_mismatch():
             log.warning("the widget's synced trait %r and durable_nb/widget/protocol.py's Traits disagree", name)

@@ -9,8 +9,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from durable_nb.notebook.args import OPTIONS
-from durable_nb.notebook.verbs import VERBS
+from durable_nb.notebook.verbs import cell_specs, specs
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -21,9 +20,10 @@ spec.loader.exec_module(reference)
 
 
 def test_the_reference_lists_every_verb_option_and_setting():
-    verbs, options, settings = reference.verb_table(), reference.option_table(), reference.settings_table()
-    assert all(f"| `{v.usage}` |" in verbs for v in VERBS.values())
-    assert all(f"`{o.flag}" in options for o in OPTIONS)
+    verbs, options, settings = reference.verb_table(), reference.verb_option_table(), reference.settings_table()
+    assert all(f"| `{v['usage']}` |" in verbs for v in specs())
+    assert all(f"`{o['flag']}" in options for v in specs() for o in v["options"])
+    assert all(f"`{o['flag']}" in reference.cell_option_table() for o in cell_specs())
     assert "`throttle`" in settings and "`store`" in settings
 
 
