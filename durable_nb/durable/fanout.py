@@ -1,26 +1,31 @@
 """Fan-out: one turn run by several variants at once, each on its own sibling branch.
 
-:func:`drive` runs the variants' runs in threads (the model calls and tools
-overlap; the agent serialises the commits) and hands their events to the
-caller's thread in arrival order. :class:`FanOut` and :class:`Branch` are
-what :meth:`durable_nb.durable.Agent.fan_out` returns.
+:func:`fan_out` is :meth:`durable_nb.durable.Agent.fan_out`; :func:`drive`
+runs the variants' runs in threads (the model calls and tools overlap; the
+agent serialises the commits) and hands their events to the caller's thread
+in arrival order. :class:`FanOut` and :class:`Branch` are what it returns.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .. import ai
-from .variants import Variant
-
-if TYPE_CHECKING:
-    from .agent import RunStream
-    from .events import Event
+from ..errors import DurableError, ModelError
+from ..models import Model, ModelLike, build
+from ..session import Entry, MessageEntry, is_ephemeral, is_turn_start
+from .events import Event
+from .inputs import mark_ephemeral, text
+from .inputs import system as system_entry
+from .loop import Host, RunStream, run_loop
+from .settings import SettingsError, check_settings
+from .tools import Tool, as_tools
+from .variants import Variant, as_variant, names
 
 JOIN_AFTER_INTERRUPT = 2.0  # seconds the caller waits for the variants to stop after an interrupt
 
@@ -142,3 +147,134 @@ def drive(
         raise
     for t in threads:
         t.join()
+
+
+def fan_out(
+    agent: Host,
+    entries: Sequence[Entry | str],
+    variants: Iterable[Variant | dict[str, Any] | ModelLike],
+    tools: Iterable[Callable[..., Any] | Tool] | None = None,
+    settings: dict[str, Any] | None = None,
+    on_event: Callable[[Branch, Event], object] | None = None,
+) -> FanOut:
+    """Run one turn once per variant, each on its own sibling branch, concurrently; return a
+    :class:`~durable_nb.durable.FanOut`.
+
+    ``entries`` is a run's input (as :meth:`~durable_nb.durable.Agent.run` takes it); its last
+    ordinary user message and what follows it go to every branch, the
+    input before it (meta entries, notes) is stored once, at the leaf,
+    and shared; ephemeral input reaches every variant's model and is
+    never stored. A variant is a model (a name, a callable, a model
+    object) or a dict with ``model``, ``system``, ``label`` and settings
+    (see :mod:`durable_nb.durable.variants`); ``settings`` apply to every
+    variant (a variant's own win). A variant whose system prompt differs
+    from the session's stores it on its branch. Each branch gets a label
+    naming what differs, ``<what>@t<turn>`` (``offline@t3``,
+    ``temperature=1@t3``), unique in the session.
+
+    The variants' model calls and tool calls run in threads at the same
+    time (so their tools must tolerate that); the agent stores their
+    entries one commit at a time. ``on_event(branch, event)`` is called in
+    the caller's thread with each variant's events as they come (``branch``
+    is its :class:`~durable_nb.durable.Branch`, filled so far). A variant
+    that fails ends only its own branch (``Branch.error``; its stored
+    entries stay); the others go on. Afterwards the leaf is on the first
+    variant that replied (in the order given), else at the fork point.
+
+    Raises :class:`DurableError` (one line, naming the variant) before
+    anything is written for no variant, no user message in ``entries``,
+    a model that cannot be built or a bad setting. A
+    ``KeyboardInterrupt`` stops every variant (nothing more is written)
+    and propagates. Cost: one thread and one run per variant.
+    """
+    agent._check_open()
+    vs = [as_variant(v) for v in variants]
+    if not vs:
+        raise DurableError("fan_out needs at least one variant (a model, or a dict of model/system/settings)")
+    models, used = _built(agent, vs, settings)
+    specs = as_tools(agent.tools if tools is None else tools)
+    items = [text(e) if isinstance(e, str) else e for e in entries]
+    k = max((i for i, e in enumerate(items) if is_turn_start(e)), default=-1)
+    if k < 0:
+        raise DurableError("fan_out needs the user's message to send (a str or durable.text(...))")
+    shared = agent._log.prepare(items[:k])
+    fork = next((e.id for e in reversed(shared) if not is_ephemeral(e)), agent.leaf_id)
+    current = agent.system
+    for x in shared:
+        if isinstance(x, MessageEntry) and x.message.role == "system" and not is_ephemeral(x):
+            current = x.message.text()
+    user = items[k]
+    origin = user.message.origin if isinstance(user, MessageEntry) else None
+    runs = []
+    for v in vs:
+        own: list[Entry | str] = list(items[k:])
+        if v.system is not None and v.system != current:
+            sys_entry = system_entry(v.system)
+            sys_entry.message.origin = origin  # the cell's own entry (a re-run finds it)
+            own.insert(0, sys_entry)
+        prepared = mark_ephemeral(agent._log.prepare(own, fork), shared)
+        runs.append((prepared, agent._log.active.run_view(shared + prepared)))
+    turn = sum(1 for e in agent.path() if is_turn_start(e)) + 1
+    labels = names([replace(v, model=m) for v, m in zip(vs, models)], f"t{turn}", agent.labels())
+    agent._log.commit(shared)
+    out = FanOut(fork_id=fork, branches=[Branch(n, v, i) for i, (n, v) in enumerate(zip(labels, vs))])
+    halt = threading.Event()
+    streams = [
+        RunStream(run_loop(agent, m, view, prepared, specs, u, fork, move=False, halt=halt))
+        for m, u, (prepared, view) in zip(models, used, runs)
+    ]
+    _run(agent, out, streams, halt, on_event)
+    return out
+
+
+def _built(agent: Host, vs: list[Variant], settings: dict[str, Any] | None) -> tuple[list[Model], list[dict[str, Any]]]:
+    """Return each variant's model and settings, or raise naming the variant (nothing is written yet)."""
+    models: list[Model] = []
+    used: list[dict[str, Any]] = []
+    for i, v in enumerate(vs, 1):
+        try:
+            models.append(build(v.model) if v.model is not None else agent._built_model())
+            used.append(check_settings({**agent.settings, **(settings or {}), **v.settings}))
+        except ModelError as e:
+            raise ModelError(f"variant {i}: {e}") from None
+        except SettingsError as e:
+            raise SettingsError(f"variant {i}: {e}") from None
+    return models, used
+
+
+def _run(
+    agent: Host,
+    out: FanOut,
+    streams: list[RunStream],
+    halt: threading.Event,
+    on_event: Callable[[Branch, Event], object] | None,
+) -> None:
+    """Drive the variants' streams, filling ``out``'s branches; label each branch that replied at its end
+    and leave the leaf on the first of them (else at the fork point)."""
+
+    def receipt(i: int, ev: Event) -> None:
+        b = out.branches[i]
+        if ev.type in ("agent_start", "message_end"):
+            b.entries += ev.entries
+            b.leaf_id = ev.leaf_id
+        if ev.type == "message_end" and ev.message is not None:
+            b.messages.append(ev.message)
+        elif ev.type == "agent_end":
+            b.stop_reason = ev.stop_reason
+        if on_event is not None:
+            on_event(b, ev)
+
+    try:
+        drive(streams, receipt, halt, agent._log.lock)
+    finally:
+        for b, s in zip(out.branches, streams):
+            b.error = s.error if s.error is not None else (None if s.done else KeyboardInterrupt())
+        ok = [b for b in out.branches if b.ok and b.leaf_id]
+        agent.branch(ok[0].leaf_id if ok else out.fork_id)
+        out.leaf_id = agent.leaf_id
+    for b in ok:  # each branch's label entry goes at its own end
+        agent.branch(b.leaf_id)
+        b.entries.append(agent.label(b.name))
+        b.leaf_id = agent.leaf_id
+    agent.branch(ok[0].leaf_id if ok else out.fork_id)
+    out.leaf_id = agent.leaf_id

@@ -21,6 +21,7 @@ from .memstore import MemoryStore
 from .pgstore import PostgresStore
 from .rules import (
     ASIDE,
+    compaction_cut,
     created_key,
     elided_count,
     entry_kind,
@@ -90,6 +91,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "check_session_id",
+    "compaction_cut",
     "created_key",
     "custom_class",
     "decode",

@@ -11,9 +11,10 @@ from Jupyter.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
-from .entry import CustomEntry, Entry
+from ..errors import DurableError, UnknownEntry, suggest
+from .entry import CustomEntry, Entry, is_ephemeral
 
 LABEL_KIND = "label"
 
@@ -92,3 +93,101 @@ def label_problem(name: object) -> str | None:
     if any(c.isspace() for c in name):
         return f"a label is one word without spaces, not {name!r}: write {'-'.join(name.split())!r}"
     return None
+
+
+class Labels(Mapping[str, str]):
+    """A session's labels as its entries arrive: ``{name: target id}`` in the order names were set,
+    plus each name's latest label entry (:meth:`entry`). :meth:`add` takes any entry (only label
+    entries change it): the latest for a name wins, a removal drops it. O(1) per entry."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[str, CustomEntry]] = {}
+
+    def add(self, entry: Entry) -> None:
+        """Take ``entry`` into account (a label entry names, renames or removes; others are ignored)."""
+        named = label_of(entry)
+        if named is None or not isinstance(entry, CustomEntry):
+            return
+        name, target = named
+        if target:
+            self._by_name[name] = (target, entry)
+        else:
+            self._by_name.pop(name, None)
+
+    def entry(self, name: str) -> CustomEntry:
+        """Return the label entry that set ``name`` (``KeyError`` if none does)."""
+        return self._by_name[name][1]
+
+    def __getitem__(self, name: str) -> str:
+        return self._by_name[name][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_name)
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+
+def resolve(ref: str, ids: Mapping[str, Entry], named: Mapping[str, str], session_id: str, suggest_ids: int) -> str:
+    """Return the entry id ``ref`` names in a session: an exact id of ``ids``, else a label of
+    ``named``, else a unique id prefix of at least 4 characters.
+
+    Raises :class:`~durable_nb.errors.UnknownEntry` in one line otherwise: an
+    unknown name (the nearest label, or id when the session has at most
+    ``suggest_ids`` entries, suggested), a short or ambiguous prefix, a label
+    whose entry is not in ``ids``. O(1) for an id or a label; a prefix scans
+    the ids, O(entries).
+    """
+    if not isinstance(ref, str) or not ref:
+        raise UnknownEntry("name an entry: an entry id, a label, or 4+ characters of an id")
+    if ref in ids:
+        return ref
+    where = f"in session {session_id!r}"
+    if ref in named:
+        target = named[ref]
+        if target not in ids:
+            raise UnknownEntry(f"label {ref!r} names entry {target!r}, which is not {where}")
+        return target
+    hits = [i for i in ids if i.startswith(ref)] if len(ref) >= 4 else []
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        shown = ", ".join(sorted(hits)[:3]) + (", ..." if len(hits) > 3 else "")
+        raise UnknownEntry(f"{ref!r} starts {len(hits)} entry ids {where} ({shown}): give more characters")
+    if 0 < len(ref) < 4 and any(i.startswith(ref) for i in ids):
+        raise UnknownEntry(f"{ref!r} is too short to name an entry {where}: give at least 4 characters of its id")
+    near = suggest(ref, [*named, *(ids if len(ids) <= suggest_ids else ())])
+    raise UnknownEntry(f"no entry or label {ref!r} {where}{near}")
+
+
+def unlabelled(leaf_id: str, ids: Mapping[str, Entry]) -> str:
+    """Return ``leaf_id``, stepping up over label entries (``""`` when nothing else is above). O(labels stepped over)."""
+    at = leaf_id
+    while at and label_of(ids[at]) is not None:
+        at = ids[at].parent_id
+    return at
+
+
+def check_label(name: object, session_id: str, ids: Mapping[str, Entry]) -> None:
+    """Raise :class:`~durable_nb.errors.DurableError` (one line, :func:`label_problem`) when ``name`` cannot
+    be a label of the session, also when it is one of its entry ids. O(1)."""
+    problem = label_problem(name)
+    if problem is None and name in ids:
+        problem = f"{name!r} is an entry id of session {session_id!r}; a label needs a name of its own"
+    if problem is not None:
+        raise DurableError(problem)
+
+
+def check_target(entry: Entry) -> None:
+    """Raise :class:`~durable_nb.errors.DurableError` (one line) when ``entry`` cannot carry a label:
+    an ephemeral entry (never stored) or a label entry. O(1)."""
+    if is_ephemeral(entry):
+        raise DurableError(f"cannot label {entry.id!r}: it is ephemeral and never stored")
+    if label_of(entry) is not None:
+        raise DurableError(f"{entry.id!r} is a label entry; label the entry it names instead")
+
+
+def no_label(name: str, named: Mapping[str, str]) -> DurableError:
+    """Return the error for removing ``name`` when no label has it (the nearest suggested, the labels listed)."""
+    known = ", ".join(named) or "none"
+    return DurableError(f"no label {name!r}{suggest(name, named)}; the labels are: {known}")

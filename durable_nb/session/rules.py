@@ -60,6 +60,30 @@ def kept_from(path: Sequence[Entry], at: int) -> int:
     return at
 
 
+def compaction_cut(path: Sequence[Entry], keep_turns: int) -> int | None:
+    """Return where on ``path`` a new compaction keeping the last ``keep_turns`` turns starts keeping
+    entries verbatim (``len(path)``: none kept), or ``None`` when there is nothing to summarise.
+
+    What the latest compaction on ``path`` already elides is left out; a turn
+    starts at :func:`is_turn_start`; ``keep_turns == 0`` summarises
+    everything. ``None``: no more turns than ``keep_turns``, or no message
+    before the cut (rule R11). O(len(path)).
+    """
+    at = latest_compaction(path)
+    start = kept_from(path, at) if at >= 0 else 0  # where the entries not yet summarised begin
+    live = [i for i in range(start, len(path)) if not isinstance(path[i], CompactionEntry)]
+    turns = [i for i in live if is_turn_start(path[i])]
+    if not keep_turns:
+        cut = len(path)
+    elif len(turns) > keep_turns:
+        cut = turns[-keep_turns]
+    else:
+        return None
+    if not any(isinstance(path[i], MessageEntry) for i in live if i < cut):
+        return None
+    return cut
+
+
 def elided_count(path: Sequence[Entry]) -> int:
     """Return how many entries at the start of ``path`` the latest compaction on it elides (0 without one).
 
