@@ -66,6 +66,9 @@ class JsonlStore:
         self.fsync = fsync
         # id -> (device, inode, size) of the log as this store last read or wrote it
         self._seen: dict[str, tuple[int, int, int]] = {}
+        # id -> the session_init line (its bytes, newline included) this store last checked in that log
+        self._heads: dict[str, bytes] = {}
+        self._files: dict[str, Path] = {}  # id -> its checked path (an append does not rebuild it)
 
     def describe(self) -> str:
         """Return the folder's path."""
@@ -73,7 +76,10 @@ class JsonlStore:
 
     def file(self, id: str) -> Path:
         """Return the log file's path for session ``id`` (checked, may not exist)."""
-        return self.root / f"{check_session_id(id)}.jsonl"
+        f = self._files.get(id)
+        if f is None:
+            f = self._files[id] = self.root / f"{check_session_id(id)}.jsonl"
+        return f
 
     def create_session(
         self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
@@ -124,6 +130,7 @@ class JsonlStore:
             raise _write_error(f"cannot create session {id!r}", f, e) from None
         st = f.stat()
         self._seen[id] = (st.st_dev, st.st_ino, len(data))
+        self._heads[id] = line
         return rec
 
     def _write_new(self, f: Path, data: bytes, remove_on_failure: bool = False) -> None:
@@ -231,10 +238,10 @@ class JsonlStore:
                 if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                     payload = b"\n\n" + payload  # close a torn line (never cut it); see the module docs
                 try:
-                    _append_batch(fd, payload)
+                    end = _append_batch(fd, payload)
                 except OSError as e:
                     raise _write_error(f"cannot append to session {id!r}", f, e) from None
-                self._seen[id] = (st.st_dev, st.st_ino, os.fstat(fd).st_size)
+                self._seen[id] = (st.st_dev, st.st_ino, end)
             if self.fsync:  # after the lock: another writer appends while this one waits for the disk
                 try:
                     os.fsync(fd)
@@ -256,16 +263,22 @@ class JsonlStore:
             what = "replaced by another file"
         elif seen is not None and st.st_size < seen[2]:
             what = f"truncated ({st.st_size} bytes now, {seen[2]} before)"
+        elif (known := self._heads.get(id)) is not None and seen is not None and os.pread(fd, len(known), 0) == known:
+            pass  # the very line checked before (one read, no parse)
         else:
             n = 1024
             head = os.pread(fd, n, 0)
             while b"\n" not in head and len(head) == n:  # a long first line: read on
                 n *= 4
                 head = os.pread(fd, n, 0)
+            first, newline, _ = head.partition(b"\n")
             try:
-                _record(f, head.split(b"\n", 1)[0])
+                _record(f, first)
             except CorruptLog:
                 what = "emptied" if not head else "truncated or replaced: its first line is no longer a session_init"
+            else:
+                if newline:
+                    self._heads[id] = first + newline
         if what:
             raise _changed(id, f, what)
 
@@ -600,8 +613,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _append_batch(fd: int, data: bytes) -> None:
-    """Write ``data`` at the end of the ``O_APPEND`` file ``fd``, all or nothing.
+def _append_batch(fd: int, data: bytes) -> int:
+    """Write ``data`` at the end of the ``O_APPEND`` file ``fd``, all or nothing; return the offset just past it.
 
     One ``write`` normally does it all. If a write fails after some bytes
     went in (a full disk), the file is cut back to where ``data`` began, but
@@ -624,3 +637,4 @@ def _append_batch(fd: int, data: bytes) -> None:
         if start >= 0 and os.fstat(fd).st_size == end:
             os.ftruncate(fd, start)
         raise
+    return end
