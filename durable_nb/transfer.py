@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .errors import DurableError, SessionNotFound
 from .session import Entry, SessionRecord, Store, describe, encode_line, open_store, store_kind
+from .session.codec import same_line
 from .session.locate import expand_env, sqlite_path
 
 
@@ -67,12 +68,14 @@ def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied
 
     Raises :class:`DurableError`, writing nothing, when the destination or the
     source holds an entry id twice with different content (a copy never
-    overwrites or picks one). Cost: one load of the destination session and one append.
+    overwrites or picks one). Content is compared by value
+    (:func:`~durable_nb.session.codec.same_line`): a store that re-spells what
+    it keeps (PostgreSQL's JSONB reorders keys) still holds the same entry. Cost: one load of the destination session and one append.
     """
     lines: dict[str, bytes] = {}
     for e in entries:
         line = encode_line(e)
-        if lines.setdefault(e.id, line) != line:
+        if not same_line(lines.setdefault(e.id, line), line):
             raise DurableError(f"session {rec.id!r}: the source holds entry {e.id!r} twice with different content")
     created = False
     try:
@@ -80,7 +83,7 @@ def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied
     except SessionNotFound:
         dst.create_session(rec.id, rec.parent_id, created_at=rec.created_at)
         have, created = {}, True
-    clash = [i for i, line in lines.items() if i in have and have[i] != line]
+    clash = [i for i, line in lines.items() if i in have and not same_line(have[i], line)]
     if clash:
         raise DurableError(
             f"session {rec.id!r}: {describe(dst)} already holds entry {clash[0]!r} with other content; nothing copied"

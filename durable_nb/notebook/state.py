@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ai, durable
 from ..durable import Agent, Branch, Event, FanOut, Replay, new_session_id
-from ..errors import DurableError, SessionExists, UnknownEntry
+from ..errors import DurableError, InvalidSessionId, SessionExists, SessionNotFound, UnknownEntry
 from ..kinds.note import NOTE_KIND, Note  # noqa: F401  - NOTE_KIND stays importable from here
 from ..models import ModelLike
 from ..session import (
@@ -172,11 +172,17 @@ class NotebookSession:
             model=self._model, store=CreatedOnWrite(self.store), session_id=session_id, publisher=self._published
         )
 
-    def _exists(self, session_id: str) -> bool:
+    def _exists(self, session_id: str, quiet: bool = True) -> bool:
+        """Whether the store holds ``session_id``; ``quiet=False`` lets a session that exists but cannot
+        be read raise its one line (a damaged log, a FIFO) instead of reading as missing."""
         try:
             self.store.load_session(session_id)
-        except DurableError:  # SessionNotFound, or an id the store refuses (reported when it is opened)
+        except (SessionNotFound, InvalidSessionId):
             return False
+        except DurableError:  # an id the store refuses, a log it cannot read (reported when it is opened)
+            if quiet:
+                return False
+            raise
         return True
 
     def _fork_of(self, original: str, session_id: str) -> Agent:
@@ -659,7 +665,7 @@ class NotebookSession:
         from ..importers import Imported, in_memory, lone_surrogate_error, lone_surrogate_line, open_session
 
         p = Path(ref).expanduser()
-        if self._exists(ref):
+        if self._exists(ref, quiet=False):
             entries = self.store.load_entries(ref)
             try:
                 agent = in_memory(ref, entries)

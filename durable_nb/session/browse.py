@@ -34,10 +34,11 @@ def session_rows(store: Store) -> list[SessionRow]:
     Last activity is the last entry's time (the creation time for an empty session). Cost: one query
     on a store that counts itself (SQLite, PostgreSQL), else reads every log.
     """
-    if isinstance(store, Summarising):  # the SQL stores count in the database, decoding nothing
-        return [SessionRow(r.id, n, last or r.created_at, "") for r, n, last in store.summaries()]
-    out, bad = [], []
     unreadable: list[tuple[str, str]] = []
+    if isinstance(store, Summarising):  # the SQL stores count in the database, decoding nothing
+        rows = [SessionRow(r.id, n, last or r.created_at, "") for r, n, last in store.summaries(unreadable)]
+        return rows + [SessionRow(name, None, "", why) for name, why in unreadable]
+    out, bad = [], []
     recs = store.list_sessions(unreadable) if isinstance(store, JsonlStore) else store.list_sessions()
     for rec in recs:
         try:

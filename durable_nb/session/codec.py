@@ -177,6 +177,28 @@ def encode_line(entry: Entry) -> bytes:
     raise TypeError(f"not an entry: {entry!r}")
 
 
+def same_line(a: str | bytes, b: str | bytes) -> bool:
+    """True when two JSON texts of an entry hold the same value, whatever their key order and spacing.
+
+    What a store keeps may be re-spelled (PostgreSQL's JSONB reorders keys,
+    prints ``1e+20`` as an integer); an entry read back is the same entry
+    when its value is. Numbers compare by value, ``true`` is not ``1``. Bytes
+    that are equal are the same without parsing. O(size)."""
+    return a == b or _same(json.loads(a), json.loads(b))
+
+
+def _same(x: Any, y: Any) -> bool:
+    if type(x) is bool or type(y) is bool or x is None or y is None:
+        return type(x) is type(y) and x == y
+    if type(x) is dict:
+        return type(y) is dict and x.keys() == y.keys() and all(_same(v, y[k]) for k, v in x.items())
+    if type(x) is list:
+        return type(y) is list and len(x) == len(y) and all(_same(v, w) for v, w in zip(x, y))
+    if type(x) is str or type(y) is str:
+        return x == y and type(x) is type(y)
+    return x == y or (x != x and y != y)  # numbers by value; NaN is NaN
+
+
 def _encode_custom(entry: CustomEntry) -> dict[str, Any]:
     fields = custom_fields(entry)
     out: dict[str, Any] = {"type": "custom", "id": entry.id}

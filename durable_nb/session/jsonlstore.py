@@ -37,6 +37,7 @@ from ..errors import CorruptLog, LogChanged, SessionExists, SessionNotFound, Sto
 from .codec import DecodeError, decode, decode_lines, encode_line
 from .entry import Entry, now
 from .lock import exclusive
+from .regular import open_regular
 from .rules import is_legacy_meta, legacy_meta_warning
 from .search import Hit, scan
 from .store import SessionRecord, check_session_id
@@ -152,7 +153,7 @@ class JsonlStore:
     def _read(self, id: str) -> tuple[Path, bytes]:
         f = self.file(id)
         try:
-            fd = os.open(f, os.O_RDONLY)
+            fd = open_regular(f)
         except FileNotFoundError:
             raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
         with os.fdopen(fd, "rb") as fh:
@@ -165,7 +166,7 @@ class JsonlStore:
         """Return the record from the ``session_init`` line. Reads only that line."""
         f = self.file(id)
         try:
-            with open(f, "rb") as fh:
+            with os.fdopen(open_regular(f), "rb") as fh:
                 first = fh.readline()
         except FileNotFoundError:
             raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
@@ -224,7 +225,7 @@ class JsonlStore:
         payload = b"".join(encode_line(e) for e in entries)
         f = self.file(id)
         try:
-            fd = os.open(f, os.O_RDWR | os.O_APPEND)
+            fd = open_regular(f, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             if id in self._seen:  # this store read or wrote it: deleted under us, not "not created yet"
                 raise _changed(id, f, "deleted") from None
@@ -285,17 +286,19 @@ class JsonlStore:
     def list_sessions(self, unreadable: list[tuple[str, str]] | None = None) -> list[SessionRecord]:
         """Return the records of every ``*.jsonl`` session in ``root``, oldest first.
 
-        Files whose first line is not a valid ``session_init`` record (or that
-        cannot be read) are skipped; with an ``unreadable`` list, each is
-        added to it as ``(file name, reason)`` (the reason names ``file:1``),
-        so one bad file never hides the others. Reads the first line of each file.
+                Files whose first line is not a valid ``session_init`` record (or that
+                cannot be read) are skipped; with an ``unreadable`` list, each is
+                added to it as ``(file name, reason)`` (the reason names ``file:1``),
+                so one bad file never hides the others; a FIFO, a device or anything but a
+        regular file is one of them (never opened for reading, see :mod:`.regular`).
+        Reads the first line of each file.
         """
         out: list[SessionRecord] = []
         if not self.root.is_dir():
             return out
         for f in sorted(self.root.glob("*.jsonl")):
             try:
-                with open(f, "rb") as fh:
+                with os.fdopen(open_regular(f), "rb") as fh:
                     out.append(_record(f, fh.readline()))
             except (CorruptLog, OSError) as e:
                 if unreadable is not None:

@@ -8,7 +8,12 @@ Through psycopg 3 and a ``psycopg_pool`` connection pool (install
                     UNIQUE (session, id))
 
 ``body`` is the entry as the codec encodes it (the JSONL store's line, kept
-as JSONB); ``words`` indexes the entry's text for search (GIN). Rows are
+as JSONB); ``words`` indexes the entry's text for search (GIN). JSONB has no
+form for a NUL character (``\u0000``, e.g. a tool's ``find -print0``) or a
+NaN/Infinity number; a line that may hold one is kept escaped instead, as
+``{"created_at": ..., "durable_nb_line": "<the line as a JSON string>"}``
+(no ``type`` key, which every entry has), and read back as that line, so
+this store holds every value the codec writes. Rows are
 only ever inserted: an append is one transaction, idempotent per entry id,
 and ends with ``NOTIFY durable_nb`` (the session id) so other kernels can
 show new entries live (:meth:`PostgresStore.subscribe`). Two kernels on two
@@ -29,11 +34,13 @@ inspect sessions; its append attempt raises one clear line.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import DurableError, SessionExists, SessionNotFound
+from .codec import same_line
 from .dsn import mask, split_dsn
 from .entry import Entry, now
 from .search import Hit, search_text, words
@@ -70,6 +77,9 @@ RETURNING id
 """
 
 _STORED = "SELECT id, body::text FROM durable_entries WHERE session = %s AND id = ANY(%s)"
+ESCAPED = "durable_nb_line"  # the key of an entry kept escaped (see the module docs)
+_BODY = f"CASE WHEN body ? 'type' THEN body::text ELSE body->>'{ESCAPED}' END"  # the entry's line
+_NO_JSONB = re.compile(r"\\u0000|[:,\[]-?(?:NaN|Infinity)")  # may hold what JSONB cannot (a false hit costs nothing)
 
 
 def _psycopg():
@@ -82,6 +92,14 @@ def _psycopg():
             "pip install 'durable_nb[postgres]'"
         ) from None
     return psycopg, psycopg_pool
+
+
+def jsonb_body(entry: Entry, line: str) -> str:
+    """Return the JSONB text kept for ``entry`` whose line is ``line``: the line itself, or, when it may
+    hold a NUL or a NaN/Infinity number (which JSONB refuses), the escaped form of the module docs."""
+    if _NO_JSONB.search(line) is None:
+        return line
+    return json.dumps({"created_at": entry.created_at, ESCAPED: line}, ensure_ascii=False)
 
 
 def index_words(entry: Entry) -> str:
@@ -107,7 +125,9 @@ class PostgresStore:
     """A store of many sessions in a PostgreSQL database.
 
     ``dsn`` is a libpq connection string or URI. ``pool_size`` caps the
-    connections this store opens (one is opened at once). Opening checks
+    connections this store opens (one is opened at once); each is checked
+    when taken from the pool (one round trip), so connections a server
+    restart killed are replaced instead of failing the next calls. Opening checks
     the connection and creates the tables if they are missing (a role that
     cannot create them can still use tables that exist). Raises
     :class:`DurableError` for a DSN libpq cannot read, a server it cannot
@@ -125,6 +145,7 @@ class PostgresStore:
             psycopg.connect(self._conninfo, **self._kwargs, connect_timeout=max(1, int(timeout))).close()
         except psycopg.Error as e:
             raise DurableError(f"cannot connect to PostgreSQL at {self.dsn}: {self._line(e)}") from None
+        _quiet_logging()
         self._pool = psycopg_pool.ConnectionPool(
             self._conninfo,
             kwargs=dict(self._kwargs, connect_timeout=max(1, int(timeout))),
@@ -132,6 +153,7 @@ class PostgresStore:
             max_size=max(1, pool_size),
             open=True,
             name="durable_nb",
+            check=psycopg_pool.ConnectionPool.check_connection,  # a connection a server restart killed is replaced
         )
         self._listener: _Listener | None = None
         self._lock = threading.Lock()
@@ -261,7 +283,7 @@ class PostgresStore:
             if conn.execute("SELECT 1 FROM durable_sessions WHERE id = %s", (id,)).fetchone() is None:
                 return None
             return conn.execute(
-                "SELECT id, body::text FROM durable_entries WHERE session = %s ORDER BY seq", (id,)
+                f"SELECT id, {_BODY} FROM durable_entries WHERE session = %s ORDER BY seq", (id,)
             ).fetchall()
 
         rows = self._run(f"load session {id!r}", read)
@@ -277,8 +299,8 @@ class PostgresStore:
         same content is skipped; the same id with other content raises
         :class:`DurableError` and writes nothing. Raises ``SessionNotFound``;
         a read-only role gets a one-line :class:`DurableError`.
-        Cost: three round trips (begin, the batch and its notification, commit), whatever the
-        batch's size; one more when an id was already stored.
+        Cost: four round trips (the pool's check of the connection, begin, the batch and its
+        notification, commit), whatever the batch's size; one more when an id was already stored.
         """
         check_session_id(id)
         if not entries:
@@ -297,7 +319,7 @@ class PostgresStore:
             if skipped:  # a retried append, or a clash: compare with what is stored (rare: one more query)
                 stored = dict(conn.execute(_STORED, (id, skipped)).fetchall())
                 for i, b in zip(args["ids"], args["bodies"]):
-                    if i in stored and json.loads(stored[i]) != json.loads(b):
+                    if i in stored and not same_line(stored[i], b):
                         raise _Clash(i)  # rolls the transaction back: nothing appended, nobody notified
 
         try:
@@ -317,7 +339,7 @@ class PostgresStore:
         return {
             "s": id,
             "ids": [e.id for e in entries],
-            "bodies": [encode_line(e)[:-1].decode("utf-8") for e in entries],
+            "bodies": [jsonb_body(e, encode_line(e)[:-1].decode("utf-8")) for e in entries],
             "words": [index_words(e) for e in entries],
         }
 
@@ -331,9 +353,10 @@ class PostgresStore:
         )
         return [SessionRecord(*r) for r in rows]
 
-    def summaries(self) -> list[tuple[SessionRecord, int, str]]:
+    def summaries(self, unreadable: list[tuple[str, str]] | None = None) -> list[tuple[SessionRecord, int, str]]:
         """Return ``(record, entry count, last entry's created_at or "")`` for every session, oldest
-        first, without decoding an entry: what ``%durable sessions`` lists. One query."""
+        first, without decoding an entry: what ``%durable sessions`` lists. One query. (``unreadable``
+        is the SQLite store's; JSONB rows are always JSON, so nothing is added to it here.)"""
         rows = self._run(
             "list sessions",
             lambda c: c.execute(
@@ -352,7 +375,7 @@ class PostgresStore:
         q = _tsquery(query)
         if not q:
             return []
-        sql = "SELECT session, id, body::text FROM durable_entries WHERE words @@ %s::tsquery"
+        sql = f"SELECT session, id, {_BODY} FROM durable_entries WHERE words @@ %s::tsquery"
         args: list[Any] = [q]
         if session is not None:
             sql += " AND session = %s"
@@ -379,6 +402,22 @@ class PostgresStore:
                 self._listener = _Listener(self)
             listener = self._listener
         return listener.add(session_id, callback)
+
+
+def _quiet_logging() -> None:
+    """Keep psycopg's and the pool's log records out of a notebook's cells.
+
+    Without a handler of their own, Python's last-resort handler prints their
+    warnings (the pool's "error connecting" while a server is down, from its
+    worker threads) to stderr, which a kernel shows in whichever cell is
+    running. A ``NullHandler`` on the ``psycopg`` logger stops that; records
+    still reach handlers an application configures (propagation is kept).
+    The errors that matter reach the user as this store's one-line messages."""
+    import logging
+
+    log = logging.getLogger("psycopg")
+    if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
+        log.addHandler(logging.NullHandler())
 
 
 class _Missing(Exception):

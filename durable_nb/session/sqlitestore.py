@@ -26,13 +26,15 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import DurableError, SessionExists, SessionNotFound
-from .codec import decode, decode_lines, encode_line
+from ..errors import DurableError, SessionExists, SessionNotFound, StoreWriteError
+from .codec import decode, decode_lines, encode_line, same_line
 from .entry import Entry, now
-from .search import Hit, search_text, snippet, words
+from .search import Hit, matches, search_text, snippet, words
+from .sqliteopen import connect, error
 from .store import SessionRecord, check_session_id
 
 # File system types on which SQLite's locks (and WAL's shared memory) are unsafe.
@@ -57,22 +59,6 @@ NETWORK_FS = frozenset(
         "davfs",
     }
 )
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    parent_id TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS entries (
-    session TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (session, id)
-);
-CREATE INDEX IF NOT EXISTS entries_by_session ON entries(session);
-CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2');
-"""
 
 
 def filesystem_type(path: str | os.PathLike[str], mounts: str | None = None) -> str | None:
@@ -129,19 +115,16 @@ class SqliteStore:
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False, timeout: float = 30.0) -> None:
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._timeout = timeout
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreWriteError(
+                f"cannot create the folder of the SQLite store {self.path}: {e.strerror or e}"
+            ) from None
         check_local(self.path.parent)
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
-            with self._write():
-                for statement in _SCHEMA.split(";\n"):
-                    if statement.strip():
-                        self._db.execute(statement)
-        except sqlite3.DatabaseError as e:
-            raise DurableError(f"cannot open the SQLite store {self.path}: {e}") from None
+        self._db, self.read_only = connect(self.path, timeout, fsync)
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r})"
@@ -154,8 +137,22 @@ class SqliteStore:
         """Close the connection (the store cannot be used afterwards)."""
         self._db.close()
 
-    def _write(self):
-        return _Transaction(self)
+    def _write(self, doing: str):
+        """``with``: one write transaction (see :class:`_Transaction`); refused in one line when read-only."""
+        if self.read_only:
+            raise StoreWriteError(
+                f"cannot {doing}: the SQLite store {self.path} is open read-only (its file or folder cannot be "
+                "written here); nothing was written"
+            )
+        return _Transaction(self, doing)
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Turn a SQLite error while ``doing`` something into one line naming the file (:func:`.sqliteopen.error`)."""
+        try:
+            yield
+        except sqlite3.DatabaseError as e:
+            raise error(e, self.path, doing, self._timeout) from None
 
     def create_session(
         self, id: str, parent_id: str = "", *, entries: Sequence[Entry] = (), created_at: str = ""
@@ -166,17 +163,17 @@ class SqliteStore:
         check_session_id(id)
         rec = SessionRecord(id, parent_id, created_at or now())
         rows = _rows(entries)
-        try:
-            with self._write():
+        with self._errors(f"create session {id!r}"), self._write(f"create session {id!r}"):
+            try:
                 self._db.execute("INSERT INTO sessions VALUES (?, ?, ?)", (id, parent_id, rec.created_at))
-                self._insert(id, rows)
-        except sqlite3.IntegrityError:
-            raise SessionExists(f"session {id!r} already exists in {self.path}") from None
+            except sqlite3.IntegrityError:
+                raise SessionExists(f"session {id!r} already exists in {self.path}") from None
+            self._insert(id, rows)
         return rec
 
     def load_session(self, id: str) -> SessionRecord:
         check_session_id(id)
-        with self._lock:
+        with self._errors(f"load session {id!r}"), self._lock:
             row = self._db.execute("SELECT id, parent_id, created_at FROM sessions WHERE id = ?", (id,)).fetchone()
         if row is None:
             raise SessionNotFound(f"no session {id!r} in {self.path}")
@@ -190,7 +187,7 @@ class SqliteStore:
         Cost: one indexed read, O(entries).
         """
         check_session_id(id)
-        with self._lock:
+        with self._errors(f"load session {id!r}"), self._lock:
             self._db.execute("BEGIN")
             try:
                 found = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (id,)).fetchone()
@@ -215,7 +212,7 @@ class SqliteStore:
         """
         check_session_id(id)
         rows = _rows(entries)
-        with self._write():
+        with self._errors(f"append to session {id!r}"), self._write(f"append to session {id!r}"):
             if self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (id,)).fetchone() is None:
                 raise SessionNotFound(f"no session {id!r} in {self.path}")
             self._insert(id, rows)
@@ -228,59 +225,91 @@ class SqliteStore:
                 self._db.execute("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
                 continue
             (old,) = self._db.execute("SELECT body FROM entries WHERE session = ? AND id = ?", (id, eid)).fetchone()
-            if old != body:
+            if not same_line(old, body):
                 raise DurableError(
                     f"session {id!r} already holds an entry {eid!r} with other content; nothing was appended"
                 )
 
     def list_sessions(self) -> list[SessionRecord]:
         """Return every session's record, oldest first."""
-        with self._lock:
+        with self._errors("list sessions"), self._lock:
             rows = self._db.execute("SELECT id, parent_id, created_at FROM sessions ORDER BY created_at, id").fetchall()
         return [SessionRecord(*r) for r in rows]
 
-    def summaries(self) -> list[tuple[SessionRecord, int, str]]:
+    def summaries(self, unreadable: list[tuple[str, str]] | None = None) -> list[tuple[SessionRecord, int, str]]:
         """Return ``(record, entry count, last entry's created_at or "")`` for every session, oldest
-        first, without decoding an entry: what ``%durable sessions`` lists. One query, O(entries) in the index."""
-        with self._lock:
+        first, without decoding an entry: what ``%durable sessions`` lists.
+
+        A session holding a row that is not JSON text is left out and, with an
+        ``unreadable`` list, added to it as ``(session id, reason naming the
+        file and the entry)``: one bad row never hides the other sessions.
+        Cost: two queries, O(entries) in the index plus SQLite's JSON check
+        of every row (about 0.4 s per GB), and one parse of each session's last row.
+        """
+        with self._errors("list sessions"), self._lock:
             rows = self._db.execute(
                 "SELECT s.id, s.parent_id, s.created_at, "
                 "(SELECT count(*) FROM entries e WHERE e.session = s.id), "
-                "(SELECT json_extract(body, '$.created_at') FROM entries e WHERE e.session = s.id "
-                "ORDER BY e.rowid DESC LIMIT 1) "
+                "(SELECT body FROM entries e WHERE e.session = s.id ORDER BY e.rowid DESC LIMIT 1) "
                 "FROM sessions s ORDER BY s.created_at, s.id"
             ).fetchall()
-        return [(SessionRecord(a, b, c), n, last or "") for a, b, c, n, last in rows]
+            suspects = self._db.execute(  # SQLite's JSON refuses NaN/Infinity, which the codec writes: parse those
+                "SELECT session, id, body FROM entries WHERE typeof(body) != 'text' OR NOT json_valid(body) ORDER BY rowid"
+            ).fetchall()
+        bad: dict[str, str] = {}
+        for sid, eid, body in suspects:
+            if sid not in bad and _json_object(body) is None:
+                bad[sid] = f"{self.path} session {sid!r}: entry {eid!r} is not a JSON object (a damaged row)"
+        out = []
+        for a, b, c, n, last in rows:
+            if a in bad:
+                if unreadable is not None:
+                    unreadable.append((a, bad[a]))
+                continue
+            at = (_json_object(last) or {}).get("created_at") if last is not None else ""
+            out.append((SessionRecord(a, b, c), n, at if type(at) is str else ""))
+        return out
 
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
-        """Return the entries whose text holds every word of ``query`` (FTS5), in append order, at most ``limit``.
+        """Return the entries whose text holds every word of ``query``, in append order, at most ``limit``.
 
-        ``session`` limits the search to one session. An empty query finds
-        nothing. Cost: an FTS5 lookup plus decoding the hits.
+        The rule of :mod:`.search` (every store matches the same way): FTS5
+        finds the candidates (its tokens are the words, accents kept, in a
+        database made since; an older one's index folds accents and splits at
+        ``_``, so it finds more), and each candidate's text is checked against
+        the rule. ``session`` limits the search to one session. An empty query
+        finds nothing. Cost: FTS5 lookups plus decoding the candidates.
         """
         q = _fts_query(query)
         if not q:
             return []
         sql = (
-            "SELECT e.session, e.id, e.body FROM entries_fts f JOIN entries e ON e.rowid = f.rowid "
-            "WHERE entries_fts MATCH ?"
+            "SELECT e.session, e.id, e.body, e.rowid FROM entries_fts f JOIN entries e ON e.rowid = f.rowid "
+            "WHERE entries_fts MATCH ? AND e.rowid > ?"
         )
-        args: list = [q]
         if session is not None:
             sql += " AND e.session = ?"
-            args.append(check_session_id(session))
         sql += " ORDER BY e.rowid LIMIT ?"
-        args.append(limit)
-        with self._lock:
-            rows = self._db.execute(sql, args).fetchall()
-        return hits_of(rows, query, str(self.path))
+        page = max(limit, 100)
+        out: list[Hit] = []
+        after = 0
+        while len(out) < limit:
+            args: list = [q, after] + ([check_session_id(session)] if session is not None else []) + [page]
+            with self._errors("search"), self._lock:
+                rows = self._db.execute(sql, args).fetchall()
+            out += hits_of([r[:3] for r in rows], query, str(self.path))
+            if len(rows) < page:
+                break
+            after = rows[-1][3]
+        return out[:limit]
 
 
 class _Transaction:
     """``with``: hold the store's lock inside ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error)."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: SqliteStore, doing: str) -> None:
         self.store = store
+        self.doing = doing
 
     def __enter__(self) -> None:
         self.store._lock.acquire()
@@ -298,13 +327,16 @@ class _Transaction:
 
 
 def hits_of(rows: Sequence[tuple[str, str, str]], query: str, where: str) -> list[Hit]:
-    """Return the :class:`Hit` of each ``(session id, entry id, JSON text)`` row a SQL search found,
-    its snippet cut around ``query``'s words; ``where`` names the store in a decode error. O(size of the hits)."""
+    """Return the :class:`Hit` of each ``(session id, entry id, JSON text)`` row a SQL search found
+    whose text matches ``query`` by the rule of :mod:`.search` (an index may find more), its snippet
+    cut around ``query``'s words; ``where`` names the store in a decode error. O(size of the rows)."""
     qw = words(query)
     out = []
     for sid, eid, body in rows:
         (e,) = decode_rows([(eid, body)], f"{where} session {sid!r}")
-        out.append(Hit(sid, eid, e.created_at, snippet(search_text(e), qw)))
+        text = search_text(e)
+        if matches(qw, text):
+            out.append(Hit(sid, eid, e.created_at, snippet(text, qw)))
     return out
 
 
@@ -321,11 +353,14 @@ def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:
 
     if not rows:
         return []
-    entries = decode_lines("\n".join(body for _, body in rows).encode("utf-8"))
-    if entries is not None and len(entries) == len(rows):
-        return entries
+    if all(type(body) is str for _, body in rows):
+        entries = decode_lines("\n".join(body for _, body in rows).encode("utf-8", "surrogatepass"))
+        if entries is not None and len(entries) == len(rows):
+            return entries
     out = []
     for eid, body in rows:
+        if type(body) is not str:
+            raise CorruptLog(f"{where}: entry {eid!r} is not JSON text (a {type(body).__name__} in its row)")
         try:
             out.append(decode(json.loads(body)))
         except RecursionError:
@@ -336,5 +371,18 @@ def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:
 
 
 def _rows(entries: Sequence[Entry]) -> list[tuple[str, str, str]]:
-    """Return ``(id, JSON body, search text)`` for each entry: everything encoded before any write."""
-    return [(e.id, encode_line(e)[:-1].decode("utf-8"), search_text(e)) for e in entries]
+    """Return ``(id, JSON body, search text)`` for each entry: everything encoded before any write.
+    The search text is the rule's words (:func:`~durable_nb.session.search.words`: case-folded, ``_``
+    inside), space-separated, so the index's tokens are those words."""
+    return [(e.id, encode_line(e)[:-1].decode("utf-8"), " ".join(words(search_text(e)))) for e in entries]
+
+
+def _json_object(body: object) -> dict | None:
+    """Return the JSON object a row's body holds (NaN and Infinity allowed), or ``None`` when it holds none."""
+    if type(body) is not str:
+        return None
+    try:
+        obj = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return obj if type(obj) is dict else None

@@ -87,8 +87,9 @@ class Searchable(Protocol):
 class Summarising(Protocol):
     """A store that counts each session's entries in place, decoding nothing (the SQL stores)."""
 
-    def summaries(self) -> list[tuple[SessionRecord, int, str]]:
-        """Return ``(record, entry count, last entry's time or "")`` for every session, oldest first."""
+    def summaries(self, unreadable: list[tuple[str, str]] | None = None) -> list[tuple[SessionRecord, int, str]]:
+        """Return ``(record, entry count, last entry's time or "")`` for every session, oldest first;
+        a session that cannot be read is left out and added to ``unreadable`` as ``(id, reason)``."""
 
 
 @runtime_checkable

@@ -146,3 +146,49 @@ def test_the_command_line_copies_and_says_what_it_did_in_one_line_per_session(tm
         r = run(*bad)
         assert r.returncode == 1 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "Wrong-Pw-991" not in r.stderr and pg_server.password not in r.stderr
+
+
+def _reordered_source(st) -> None:
+    """A session whose entries PostgreSQL's JSONB spells back in another key order: custom data and
+    fields no type declares, keys longest first; a float written in exponent form."""
+    st.create_session("keys")
+    extra = session.MessageEntry(
+        id="m", message=ai.Message("user", [ai.Text("hi")]), created_at="2026-01-01T00:00:00.000000Z"
+    )
+    extra.extra = {"zz_long_field_name": {"yy_nested": 1, "a": [3, 2, 1]}, "b": True}
+    entries = [
+        extra,
+        session.CustomEntry(
+            id="c1", parent_id="m", kind="data", data={"zeta_long": 1, "a": {"yy_inner": 2, "b": 1e20}}
+        ),
+        msg("u2", "c1", text="after"),
+        session.CustomEntry(id="c2", parent_id="u2", kind="data", data={"longest_key": "x", "k": None, "big": 2**70}),
+        msg("u3", "c2", text="last"),
+    ]
+    st.append_entries("keys", entries)
+
+
+@pytest.mark.parametrize("dst_kind", ["memory", "jsonl", "sqlite", "postgres"])
+def test_a_second_copy_after_an_interrupted_one_completes_with_every_entry_equal(tmp_path, request, dst_kind):
+    src = str(tmp_path / "src")
+    s = session.JsonlStore(src)
+    _reordered_source(s)
+    _fill(s)
+    entries = s.load_entries("keys")
+    if dst_kind == "memory":
+        d = session.MemoryStore()
+        transfer.copy_session(s.load_session("keys"), entries[:3], d)  # interrupted after three entries
+        again = transfer.copy_session(s.load_session("keys"), entries, d)
+        assert (again.added, again.created) == (2, False)
+        assert transfer.copy_session(s.load_session("keys"), entries, d).added == 0
+    else:
+        dst = _spec(dst_kind, tmp_path, request, "dst")
+        d = session.open_store(dst)
+        transfer.copy_session(s.load_session("keys"), entries[:3], d)  # as if the first copy died here
+        done = {c.session_id: c for c in transfer.copy(src, dst, echo=lambda line: None)}  # the second copy
+        assert (done["keys"].added, done["alpha"].added, done["beta"].added) == (2, 5, 1)
+        assert [c.added for c in transfer.copy(src, dst, echo=lambda line: None)] == [0, 0, 0]  # and a third
+    for r in s.list_sessions():
+        if dst_kind != "memory" or r.id == "keys":
+            assert d.load_entries(r.id) == s.load_entries(r.id), r.id
+    getattr(d, "close", lambda: None)()
