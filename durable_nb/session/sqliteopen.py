@@ -72,7 +72,7 @@ def connect(path: Path, timeout: float, fsync: bool) -> tuple[sqlite3.Connection
         db.close()
         if exists and kind(e) == "readonly":
             return _read_only(path, timeout), True
-        raise error(e, path, "open the SQLite store", timeout) from None
+        raise error(e, path, "open", timeout) from None
     except BaseException:
         db.close()
         raise
@@ -103,7 +103,7 @@ def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
             )
         return db
     assert last is not None
-    raise error(last, path, "open the SQLite store (read-only)", timeout) from None
+    raise error(last, path, "open", timeout) from None
 
 
 def check_tables(db: sqlite3.Connection, path: Path) -> bool:
@@ -144,20 +144,19 @@ def kind(e: sqlite3.DatabaseError) -> str:
 
 
 def error(e: sqlite3.DatabaseError, path: Path, doing: str, timeout: float) -> DurableError:
-    """Return the one-line error for SQLite error ``e`` while ``doing`` something with the store ``path``."""
+    """Return the one-line error for SQLite error ``e`` while ``doing`` something with the store ``path``
+    (``doing="open"``: opening it)."""
     k = kind(e)
+    head = f"cannot open the SQLite store {path}: it" if doing == "open" else f"cannot {doing}: the SQLite store {path}"
     if k == "busy":
         return DurableError(
-            f"cannot {doing}: the SQLite store {path} stayed locked by another process for {timeout:g} s "
-            "(the busy timeout); nothing was written: try again once it is done"
+            f"{head} stayed locked by another process for {timeout:g} s (the busy timeout); "
+            "nothing was written: try again once it is done"
         )
     if k == "readonly":
-        return StoreWriteError(
-            f"cannot {doing}: the SQLite store {path} cannot be written here ({e}); nothing was written"
-        )
+        return StoreWriteError(f"{head} cannot be written here ({e}); nothing was written")
     if k == "corrupt":
         return CorruptLog(
-            f"cannot {doing}: the SQLite store {path} is damaged ({e}): restore it from a copy "
-            f"(sqlite3 {path.name} .recover may save what is readable)"
+            f"{head} is damaged ({e}): restore it from a copy (sqlite3 {path.name} .recover may save what is readable)"
         )
-    return DurableError(f"cannot {doing}: the SQLite store {path}: {e}")
+    return DurableError(f"{head} fails: {e}")
