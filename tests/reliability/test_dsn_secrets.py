@@ -86,9 +86,9 @@ def test_every_spelling_of_the_password_is_masked_in_repr_dsn_errors_and_the_not
         shell.run_line_magic("durable", "status")
         shell.run_line_magic("durable", "sessions")
         shell.run_line_magic("config", "DurableMagics")
-        shell.run_line_magic("durable", f"export {tmp_path / 'h.md'}")
+        shell.run_line_magic("durable", f"export {tmp_path / f'h{i}.md'}")
         out = capsys.readouterr()
-        shown = out.out + out.err + (tmp_path / "h.md").read_text()
+        shown = out.out + out.err + (tmp_path / f"h{i}.md").read_text()
         assert "PostgreSQL" in shown and "***" in shown, (name, shown)
         assert not _leaks(token, shown), (name, shown)
         assert not _leaks(token, str(shell.find_magic("durable").__self__.store)), name
