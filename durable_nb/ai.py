@@ -171,6 +171,8 @@ def tool_arguments(raw: str) -> dict[str, Any]:
         args = json.loads(raw)
     except ValueError as e:
         return {RAW_ARGUMENTS: raw, ARGUMENTS_ERROR: f"the arguments are not valid JSON ({e})"}
+    except RecursionError:
+        return {RAW_ARGUMENTS: raw, ARGUMENTS_ERROR: "the arguments are JSON nested too deeply to read"}
     if not isinstance(args, dict):
         return {RAW_ARGUMENTS: raw, ARGUMENTS_ERROR: f"the arguments are a JSON {type(args).__name__}, not an object"}
     return args
