@@ -15,8 +15,9 @@ import inspect
 import logging
 import re
 import threading
+import time
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sized
 from typing import Any
 
 import pydantic
@@ -24,6 +25,7 @@ import pydantic_core
 
 from .. import ai
 from ..errors import DurableError
+from ..models.surrogates import escape_surrogates
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # what OpenAI and Anthropic accept as a tool name
 
@@ -85,7 +87,7 @@ class Tool:
             parsed = self.arguments_model.model_validate(arguments)
         except pydantic.ValidationError as e:
             raise ToolArgumentsError(f"invalid arguments for {self.name}: {_one_line(e)}") from None
-        return {k: getattr(parsed, k) for k in type(parsed).model_fields}
+        return {f.alias or k: getattr(parsed, k) for k, f in type(parsed).model_fields.items()}
 
     def __call__(self, arguments: object) -> Any:
         """Validate ``arguments`` and call the tool with them; await it if it is async. Returns its value.
@@ -133,27 +135,99 @@ def as_tools(fns: Iterable[Callable[..., Any] | Tool]) -> list[Tool]:
     return tools
 
 
+MAX_RESULT_VALUES = 1_000_000  # values (items, keys) a tool's result may hold before it is refused
+MAX_RESULT_SECONDS = 10.0  # time converting a result may take before it is refused
+
+
+class ToolResultError(DurableError):
+    """A tool's return value that cannot become a result (one line saying what to return instead)."""
+
+
 def result_text(value: Any) -> str:
     """Return a tool's return value as the text the model reads.
 
     A ``str`` as is; anything else as JSON (pydantic serialises models,
     dataclasses, dates, sets…); what JSON cannot hold falls back to
-    ``str()``. O(size of the value).
+    ``str()``. Lone surrogates (a non-UTF-8 file name from ``os.listdir``)
+    are written as their ``\\udcXX`` escapes, and the text says so
+    (:func:`~durable_nb.models.surrogates.escape_surrogates`). Raises
+    :class:`ToolResultError` (the agent makes it an ``is_error`` result)
+    for an iterator or another iterable without a length anywhere in the
+    value (``itertools.count()``, a generator, a file object: it may never
+    end), more than :data:`MAX_RESULT_VALUES` values, or more than
+    :data:`MAX_RESULT_SECONDS` spent converting. O(size of the value).
     """
     if isinstance(value, str):
-        return value
+        return storable(value)
+    bounded = _Bounded()
     try:
-        return pydantic_core.to_json(value, fallback=str).decode()
+        plain = bounded.plain(value)
+    except RecursionError:
+        raise ToolResultError("the result is nested too deeply to send; return a flatter value") from None
+    try:
+        text = pydantic_core.to_json(plain, fallback=str).decode()
     except Exception:  # noqa: BLE001 - a value pydantic cannot walk is still shown
-        return repr(value)
+        text = repr(plain)
+    return storable(text, bounded.escaped)
+
+
+def storable(text: str, escaped: int = 0) -> str:
+    """Return ``text`` with its lone surrogates as ``\\udcXX`` escapes and, when there were any (or
+    ``escaped`` were before), a last line saying so (the bytes of a non-UTF-8 name stay
+    recoverable). O(len(text))."""
+    fixed, n = escape_surrogates(text)
+    n += escaped
+    if not n:
+        return text
+    return (
+        f"{fixed}\n[{n} undecodable character{'s' if n != 1 else ''} (lone surrogates, such as the bytes of a "
+        "non-UTF-8 file name) written as \\udcXX escapes]"
+    )
+
+
+class _Bounded:
+    """Turns a result into lists, dicts and leaves, refusing what could run forever (see :func:`result_text`)."""
+
+    def __init__(self) -> None:
+        self.values = 0
+        self.escaped = 0  # lone surrogates written as escapes
+        self.deadline = time.monotonic() + MAX_RESULT_SECONDS
+
+    def plain(self, v: Any) -> Any:
+        self.values += 1
+        if self.values > MAX_RESULT_VALUES:
+            raise ToolResultError(
+                f"the result holds more than {MAX_RESULT_VALUES:,} values; return a summary or a part of it"
+            )
+        if self.values % 4096 == 0 and time.monotonic() > self.deadline:
+            raise ToolResultError(
+                f"converting the result took more than {MAX_RESULT_SECONDS:g} s; return a smaller value"
+            )
+        if isinstance(v, str):
+            fixed, n = escape_surrogates(v)
+            self.escaped += n
+            return fixed
+        if v is None or isinstance(v, (bytes, bytearray, int, float, bool)):
+            return v
+        if isinstance(v, dict):
+            return {self.plain(k): self.plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple, set, frozenset)):
+            return [self.plain(x) for x in v]
+        if isinstance(v, Iterator) or (isinstance(v, Iterable) and not isinstance(v, Sized)):
+            raise ToolResultError(
+                f"the tool returned {type(v).__name__}, an iterable without a length that may never end; "
+                "return a list (e.g. list(itertools.islice(it, 100))), a str or a dict instead"
+            )
+        return v  # models, dataclasses, dates...: pydantic's
 
 
 def error_text(e: BaseException) -> str:
-    """Return the one line the model reads for an exception: ``ValueError: the message``."""
-    if isinstance(e, ToolArgumentsError):
-        return str(e)
+    """Return the one line the model reads for an exception: ``ValueError: the message``
+    (lone surrogates in it escaped, see :func:`storable`)."""
+    if isinstance(e, (ToolArgumentsError, ToolResultError)):
+        return storable(str(e))
     msg = str(e).strip()
-    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+    return storable(f"{type(e).__name__}: {msg}" if msg else type(e).__name__)
 
 
 def _docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
@@ -203,12 +277,24 @@ def _arguments_model(
                 f"tool {tool}: the type of parameter {p.name!r} ({_type_name(ann)}) cannot be described as "
                 f"JSON Schema ({type(e).__name__}); use str, int, float, bool, lists, dicts, enums or pydantic models"
             ) from None
+        if p.name in (ai.RAW_ARGUMENTS, ai.ARGUMENTS_ERROR):
+            raise ToolError(
+                f"tool {tool}: parameter {p.name!r} is reserved (it marks arguments a model sent that are not a "
+                "JSON object); rename it"
+            )
         default = ... if p.default is p.empty else p.default
-        fields[p.name] = (ann, pydantic.Field(default, description=docs.get(p.name) or None))
+        # each field under a name of ours, the parameter's name as its alias: every Python name works
+        # (pydantic takes model_config, model_* and _private names as its own otherwise)
+        fields[_field(len(fields))] = (ann, pydantic.Field(default, alias=p.name, description=docs.get(p.name) or None))
     try:
         return pydantic.create_model(f"{tool}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields)
     except Exception as e:  # noqa: BLE001 - e.g. a parameter name pydantic reserves
         raise ToolError(f"tool {tool}: its parameters cannot be described ({_one_line(e)})") from None
+
+
+def _field(i: int) -> str:
+    """The argument model's name for the ``i``-th parameter (the parameter's own name is its alias)."""
+    return f"arg{i}"
 
 
 def _type_name(ann: object) -> str:
