@@ -11,7 +11,8 @@ A page asks for one with a marker line, ``<!-- generated: NAME -->``, which the 
   every declaration).
 
 So nothing the code declares is copied by hand. The hook also fails a strict build on stale prose:
-a page that names ``%durable WORD`` for a verb that does not exist, an unknown marker, or a synced
+a page that names ``%durable WORD`` for a verb that does not exist or a repository path (``tests/…``,
+``durable_nb/…`` in a code span) that does not exist, an unknown marker, or a synced
 trait of the widget that ``protocol.Traits`` does not declare (or the other way round). Each check
 logs a warning, which ``mkdocs build --strict`` turns into a failed build. Cost: importing
 durable_nb once per build.
@@ -32,6 +33,8 @@ PROTOCOL = PACKAGE / "widget" / "protocol.py"
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
 # `%durable WORD` in running text or code: WORD must be a verb.
 MENTION = re.compile(r"(?<!%)%durable ([a-z][a-z-]*)")
+# `tests/...`, `durable_nb/...` in a code span: a path of this repository, which must exist.
+REPO_PATH = re.compile(r"`((?:tests|durable_nb|notebooks|benchmarks|docs|js|labextension)/[^`\s:<>*]*)[`:]")
 
 
 def _cell(text: str) -> str:
@@ -158,12 +161,21 @@ def stale_mentions(markdown: str) -> list[str]:
     return sorted({w for w in MENTION.findall(markdown) if w not in names})
 
 
+def missing_paths(markdown: str) -> list[str]:
+    """Return the repository paths named in ``markdown``'s code spans that do not exist (a test's
+    screenshots, which the browser tests write, excepted)."""
+    named = {m.rstrip("/.,") for m in REPO_PATH.findall(markdown)}
+    return sorted(p for p in named if "/screenshots/" not in p and not (PACKAGE.parent / p).exists())
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
     """Replace each marker with its table; warn (a strict build fails) on stale prose."""
     where = page.file.src_uri
     for word in stale_mentions(markdown):
         log.warning("%s names `%%durable %s`, which is no verb (see durable_nb/notebook/verbs/)", where, word)
-    if MARKER.search(markdown) and "protocol" in MARKER.findall(markdown):
+    for path in missing_paths(markdown):
+        log.warning("%s names `%s`, which is not in the repository", where, path)
+    if "protocol" in MARKER.findall(markdown):
         for name in protocol_mismatch():
             log.warning("the widget's synced trait %r and durable_nb/widget/protocol.py's Traits disagree", name)
 

@@ -41,3 +41,8 @@ def test_no_page_names_a_verb_that_does_not_exist():
 def test_every_marker_names_a_generated_table():
     asked = {m for p in PAGES for m in reference.MARKER.findall(p.read_text(encoding="utf-8"))}
     assert asked == set(reference.TABLES)
+
+
+def test_every_repository_path_a_page_names_exists():
+    missing = {p.relative_to(ROOT).as_posix(): reference.missing_paths(p.read_text(encoding="utf-8")) for p in PAGES}
+    assert not {k: v for k, v in missing.items() if v}
