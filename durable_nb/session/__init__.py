@@ -16,7 +16,7 @@ from .entry import (
     register_custom,
 )
 from .jsonlstore import JsonlStore, LegacyMetaWarning
-from .locate import KIND_NAMES, describe, kind_of, open_store, store_kind
+from .locate import KIND_NAMES, describe, kind_of_store, open_store, store_kind
 from .memstore import MemoryStore
 from .pgstore import PostgresStore
 from .rules import (
@@ -69,7 +69,7 @@ __all__ = [
     "SessionRow",
     "Subscribable",
     "Summarising",
-    "kind_of",
+    "kind_of_store",
     "search_store",
     "session_rows",
     "CorruptLog",

@@ -126,7 +126,7 @@ def describe(store: Store, session_id: str = "") -> str:
 KIND_NAMES = {"jsonl": "JSONL folder", "sqlite": "SQLite file", "postgres": "PostgreSQL"}  # how messages name a kind
 
 
-def kind_of(store: Store) -> str:
+def kind_of_store(store: Store) -> str:
     """Return the kind :func:`store_kind` gives the string of a store that :func:`open_store` opens
     (``"jsonl"``, ``"sqlite"``, ``"postgres"``), ``"memory"`` for a :class:`~.memstore.MemoryStore`,
     ``""`` for a store of one's own. The one map from store classes to kinds. O(1)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 from ...cost import format_tally
 from ...errors import DurableError
 from ...kept import kept_tally
-from ...session import KIND_NAMES, describe, kind_of
+from ...session import KIND_NAMES, describe, kind_of_store
 from ..context import Context
 from ..options import Call, Option
 from ..render import labels_text, model_label, plural, short, staged_text
@@ -132,7 +132,7 @@ def search(ctx: Context, call: Call) -> None:
 @verb("store [where]", "show or set where sessions are kept:\na folder (JSONL), sqlite:///file.db, postgresql://...")
 def store(ctx: Context, call: Call) -> None:
     st = ctx.use_store(call.args[0]) if call.args else ctx.state.store
-    kind = KIND_NAMES.get(kind_of(st)) or type(st).__name__
+    kind = KIND_NAMES.get(kind_of_store(st)) or type(st).__name__
     sid = ctx.state.own.session_id  # the notebook's session (created by its first write)
     n = len(st.list_sessions())
     print(f"store: {kind} {describe(st)} ({plural(n, 'session', 'sessions')}); session {sid}")
