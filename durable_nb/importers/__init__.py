@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..durable import Agent
 from ..errors import CorruptLog, DurableError
-from ..session import DecodeError, Entry, MemoryStore, safe_session_id
+from ..session import DecodeError, Entry, MemoryStore, SessionFiles, Store, describe, safe_session_id
 from . import claude_code, codex, llm_sqlite, pi, pi_go
 from .common import Records, fill_times, lone_surrogate_error, lone_surrogate_line, mtime_iso
 from .pi_go import upgrade_legacy_meta
@@ -175,6 +175,23 @@ def _open_llm(p: Path, conversation: str | None) -> Imported:
     return Imported(agent, "llm", p, loaded.warnings)
 
 
+def stored_copy(store: Store, session_id: str) -> Imported:
+    """Return a read-only in-memory copy of a stored session (format ``durable_nb``): its agent works on
+    the copy, the store is only read. O(entries).
+
+    Raises the one-line :func:`lone_surrogate_error` when the log holds an escaped lone surrogate
+    (naming ``file:line`` in a store with a file per session), ``SessionNotFound`` for no session."""
+    entries = store.load_entries(session_id)
+    try:
+        agent = in_memory(session_id, entries)
+    except UnicodeEncodeError:  # an escaped lone surrogate in the log
+        where = f"session {session_id!r} in {describe(store)}"
+        if isinstance(store, SessionFiles):
+            where = f"{store.file(session_id)}:{lone_surrogate_line(store.file(session_id).read_bytes())}"
+        raise lone_surrogate_error(where) from None
+    return Imported(agent, "durable_nb", Path(f"{describe(store)} session {session_id}"))
+
+
 __all__ = [
     "FORMATS",
     "Imported",
@@ -183,5 +200,6 @@ __all__ = [
     "llm_conversations",
     "open_session",
     "safe_session_id",
+    "stored_copy",
     "upgrade_legacy_meta",
 ]

@@ -20,10 +20,15 @@ sends the notebook's ``metadata.durable_nb`` as the extension does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+
+from ..session import notebook_session_id
 
 KEY = "durable_nb"
+DEFAULT_SESSION = "default"
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,18 @@ def identity(request_metadata: Mapping) -> Identity | None:
         return None
     fork_of = fork_of if isinstance(fork_of, str) and fork_of != session else ""
     return Identity(session, fork_of)
+
+
+def default_session_name(user_ns: Mapping[str, object], environ: Mapping[str, str] = os.environ) -> str:
+    """Return the notebook's default session id.
+
+    The notebook's file name without ``.ipynb`` (from ``__session__`` in the
+    namespace, which ipykernel sets from ``JPY_SESSION_NAME``, or that
+    variable itself), made safe by :func:`~durable_nb.session.notebook_session_id`
+    (the rule existing notebooks' sessions were named by);
+    ``"default"`` when the kernel does not know its notebook.
+    """
+    raw = user_ns.get("__session__") or environ.get("JPY_SESSION_NAME") or ""
+    name = Path(str(raw)).name if raw else ""
+    name = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
+    return notebook_session_id(name, DEFAULT_SESSION)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from .. import ai
 from ..models import ModelLike
+from ..session import entry_kind
 
 _MD = None
 INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);", re.IGNORECASE)
@@ -282,3 +283,13 @@ def staged_text(staged: Sequence) -> str:
         kind = m.injected.value if m.injected is not None else "?"
         rows.append(f"  {i}. [{kind}{' · ' + m.origin if m.origin else ''}] {short(m.text())!r}")
     return "\n".join(rows)
+
+
+def counts(entries: Sequence) -> dict[str, int]:
+    """Return entry counts by kind: ``user``, ``assistant``, ``tool_result``, ``meta``,
+    ``ephemeral``, ``compaction`` and each custom kind (zero counts left out)."""
+    out: dict[str, int] = {}
+    for e in entries:
+        k = entry_kind(e)
+        out[k] = out.get(k, 0) + 1
+    return out

@@ -1,19 +1,11 @@
 """The notebook's session: the agent, the staged injected entries, and which cell made which entry.
 
 One :class:`NotebookSession` lives in the kernel (held by the magics). It
-owns the :class:`~durable_nb.durable.Agent` on the notebook's JSONL store,
-the meta/ephemeral entries staged for the next turn, an optional session
-opened read-only for inspection, and the live widgets to re-sync.
-
-**A cell is a position in the tree.** Every entry a cell produces records
-the cell (``origin="cell:<cellId>"`` on the message; the ``cell`` field of a
-:class:`Note`). Before a cell acts, :meth:`NotebookSession.rewind_for` looks
-up the cell's latest stored entry: if it is on the active path, the leaf
-moves to that entry's parent, so an edited or re-run cell grows a sibling
-branch instead of appending a duplicate; otherwise the cell acts at the
-leaf. The lookup reads the log (not kernel memory), so the rule survives
-kernel restarts. Cells without an id (front ends that send none) always act
-at the leaf.
+owns the :class:`~durable_nb.durable.Agent` on the notebook's store, the
+meta/ephemeral entries staged for the next turn, an optional session opened
+read-only for inspection, and the live widgets to re-sync. **A cell is a
+position in the tree** (:mod:`.positions`): :meth:`NotebookSession.rewind_for`
+applies that rule before a cell acts.
 
 Nothing here imports a display: the magics render; this module decides.
 """
@@ -22,14 +14,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ai, durable
 from ..durable import Agent, Branch, Event, FanOut, Replay, new_session_id
-from ..errors import DurableError, InvalidSessionId, SessionExists, SessionNotFound, UnknownEntry
+from ..errors import DurableError, InvalidSessionId, SessionExists, SessionNotFound
 from ..kinds.note import NOTE_KIND, Note  # noqa: F401  - NOTE_KIND stays importable from here
 from ..models import ModelLike
 from ..session import (
@@ -40,101 +31,27 @@ from ..session import (
     Hit,
     JsonlStore,
     MessageEntry,
-    SessionFiles,
     SessionRow,
     Store,
     describe,
-    entry_kind,
     is_ephemeral,
     is_turn_start,
-    notebook_session_id,
     search_store,
     session_rows,
 )
+from .identity import DEFAULT_SESSION, default_session_name  # noqa: F401  - importable from here as before
+from .positions import (  # noqa: F401  - cell_entry and entry_origin are importable from here as before
+    CellIndex,
+    before_turns,
+    cell_entry,
+    entry_origin,
+    resolve_ref,
+    unanswered,
+)
+from .turn import Turn, cell_input, injected_entry
 
 if TYPE_CHECKING:
     from .. import importers
-
-DEFAULT_SESSION = "default"
-
-
-def entry_origin(entry: Entry) -> str | None:
-    """Return ``"cell:<id>"`` (or any origin) recorded on an entry, or ``None``.
-
-    A message entry's origin is its message's; a :class:`Note` records its
-    cell; other entries have none.
-    """
-    if isinstance(entry, MessageEntry):
-        return entry.message.origin
-    if isinstance(entry, Note) and entry.cell:
-        return f"cell:{entry.cell}"
-    return None
-
-
-def cell_entry(entries: list[Entry], origin: str) -> Entry | None:
-    """Return the latest durable entry in ``entries`` (append order) made by ``origin``, or ``None``.
-
-    Ephemeral entries are skipped: they are never stored, so they are no
-    position. O(len(entries)).
-    """
-    for e in reversed(entries):
-        if not is_ephemeral(e) and entry_origin(e) == origin:
-            return e
-    return None
-
-
-def default_session_name(user_ns: Mapping[str, object], environ: Mapping[str, str] = os.environ) -> str:
-    """Return the notebook's default session id.
-
-    The notebook's file name without ``.ipynb`` (from ``__session__`` in the
-    namespace, which ipykernel sets from ``JPY_SESSION_NAME``, or that
-    variable itself), made safe by :func:`~durable_nb.session.notebook_session_id`
-    (the rule existing notebooks' sessions were named by);
-    ``"default"`` when the kernel does not know its notebook.
-    """
-    raw = user_ns.get("__session__") or environ.get("JPY_SESSION_NAME") or ""
-    name = Path(str(raw)).name if raw else ""
-    name = name[: -len(".ipynb")] if name.endswith(".ipynb") else name
-    return notebook_session_id(name, DEFAULT_SESSION)
-
-
-def user_entry(body: str, origin: str | None) -> MessageEntry:
-    """Return the ordinary user entry for a turn cell, recording the cell as its origin."""
-    entry = durable.text(body)
-    entry.message.origin = origin
-    return entry
-
-
-def injected_entry(kind: str, body: str, origin: str | None) -> MessageEntry:
-    """Return a staged ``meta`` or ``ephemeral`` entry for a tagged cell (``kind`` names which)."""
-    return {"meta": durable.meta, "ephemeral": durable.ephemeral}[kind](body, origin=origin)
-
-
-@dataclass
-class Turn:
-    """What one turn did so far; filled while it runs, so it is meaningful after a failure.
-
-    ``input_ids`` are the persisted input entries, ``written`` counts stored
-    entries, ``text`` is the reply (the step streaming now, or the last
-    stored reply), ``reply`` the last stored assistant message (``None``
-    until one is stored), ``replies`` every stored assistant message of the
-    run (one per model call), ``leaf_id`` the leaf after, ``stop_reason``
-    why the run stopped (``max_steps`` when the loop ran out of steps).
-    """
-
-    input_ids: list[str] = field(default_factory=list)
-    written: int = 0
-    deltas: list[str] = field(default_factory=list)
-    reply: ai.Message | None = None
-    replies: list[ai.Message] = field(default_factory=list)
-    leaf_id: str = ""
-    stop_reason: str = ""
-
-    @property
-    def text(self) -> str:
-        if self.deltas or self.reply is None:
-            return "".join(self.deltas)
-        return self.reply.text()
 
 
 class NotebookSession:
@@ -157,8 +74,7 @@ class NotebookSession:
         self._model: ModelLike = model
         self.inspected: importers.Imported | None = None  # an importers.Imported while a saved log is open read-only
         self.staged: list[MessageEntry] = []
-        # origin -> latest durable entry it made, for one agent, read incrementally from its log
-        self._origins: tuple[Agent, list[int], dict[str, Entry]] | None = None
+        self._cells: CellIndex | None = None  # which entry each cell made, for the current agent
         self.forked_from = ""
         if fork_of and not self._exists(session_id) and self._exists(fork_of):
             self.own = self._fork_of(fork_of, session_id)
@@ -233,55 +149,13 @@ class NotebookSession:
     # -- cells as positions ---------------------------------------------------
 
     def cell_position(self, origin: str | None, chat: bool = False) -> Entry | None:
-        """Return the cell's first entry on the active path (the cell would rewind before it), else ``None``.
-
-        The cell's entry is its latest one (with the entries of the same cell
-        right before it: a fan-out variant's system prompt and message). When
-        that is on a sibling branch of the active path (a fan-out cell: its
-        variants are siblings, the leaf on one of them), the sibling on the
-        path counts. ``chat`` or a cell without an origin never rewinds.
-        O(entries appended since the last call); O(depth) when the cell's
-        latest entry is off the path.
-        """
+        """Return the cell's first entry on the active path (the cell would rewind before it), else ``None``
+        (:meth:`.positions.CellIndex.position`). ``chat`` or a cell without an origin never rewinds."""
         if chat or not origin:
             return None
-        agent = self.agent
-        e = self._cell_entries(agent).get(origin)
-        if e is None:
-            return None
-        on_path = agent.on_path(e.id)
-        while e.parent_id:  # the cell's entries right before it (a variant's system prompt) are its too
-            try:
-                parent = agent.entry(e.parent_id)
-            except UnknownEntry:  # an orphan path's gap
-                break
-            if entry_origin(parent) != origin:
-                break
-            e = parent
-        if on_path:
-            return e
-        if e.parent_id and not agent.on_path(e.parent_id):
-            return None
-        sibling = next((x for x in agent.path() if x.parent_id == e.parent_id), None)
-        return sibling if sibling is not None and entry_origin(sibling) == origin else None
-
-    def _cell_entries(self, agent: Agent) -> dict[str, Entry]:
-        """Return ``{origin: latest durable entry made by it}`` for ``agent`` (what
-        :func:`cell_entry` finds), reading only the entries appended since the last call.
-
-        Cost: O(new entries), so a turn does no work proportional to the log.
-        """
-        if self._origins is None or self._origins[0] is not agent:
-            self._origins = (agent, [0], {})
-        _, seen, by_origin = self._origins
-        new = agent.entries(seen[0])
-        for e in new:
-            if not is_ephemeral(e):
-                o = entry_origin(e)
-                if o:
-                    by_origin[o] = e
-        seen[0] += len(new)
-        return by_origin
+        if self._cells is None or self._cells.agent is not self.agent:
+            self._cells = CellIndex(self.agent)
+        return self._cells.position(origin)
 
     def rewind_for(self, origin: str | None, chat: bool = False) -> Entry | None:
         """Apply the cell-as-position rule: branch to before the cell's entry if it is on the path.
@@ -334,7 +208,7 @@ class NotebookSession:
 
     def inputs(self, body: str | None, origin: str | None) -> list[Entry]:
         """Return the next turn's input: the staged entries in staging order, then the cell's message."""
-        return [*self.staged, *([user_entry(body, origin)] if body is not None else [])]
+        return cell_input(self.staged, "turn", body, origin)
 
     def preview(
         self, body: str | None, origin: str | None, chat: bool = False, kind: str = "turn"
@@ -351,17 +225,7 @@ class NotebookSession:
         base path plus the input, as :meth:`Agent.run` sends it).
         """
         agent = self.agent
-        if kind == "turn":
-            new = self.inputs(body, origin)
-        elif kind == "system":
-            sys_entry = durable.system(body or "")
-            new = [sys_entry, *self.staged]
-        else:
-            new = [
-                *(s for s in self.staged if not (origin and s.message.origin == origin)),
-                injected_entry(kind, body or "", origin),
-            ]
-        new = durable.mark_ephemeral(new)  # as the run marks it, so the listing finds the same message
+        new = durable.mark_ephemeral(cell_input(self.staged, kind, body, origin))  # as the run marks it
         e = self.cell_position(origin, chat)
         return agent.preview(*new, at=e.parent_id if e is not None else None), [
             x.message for x in new if isinstance(x, MessageEntry)
@@ -376,22 +240,17 @@ class NotebookSession:
         tools: list | None = None,
         settings: dict[str, Any] | None = None,
     ) -> Turn:
-        """Run one turn (staged entries + the cell's message) and fill ``turn`` as it goes.
+        """Run one turn (staged entries + the cell's message), filling ``turn`` and handing each event to
+        ``on_event`` after it; ``tools`` and ``settings`` go to :meth:`Agent.run`. Returns ``turn``.
 
-        The staged entries are consumed once the input is persisted. Widgets
-        are synced after each persistence receipt. ``on_event`` gets each
-        event once ``turn`` records it (text deltas, stored replies, tool
-        results); ``tools`` and
-        ``settings`` go to :meth:`Agent.run`. A model failure or an
-        interrupt propagates: the input and every stored reply and tool
-        result stay, the partial reply (in ``turn.deltas``) is not stored.
-        When no reply was stored yet, the meta entries are stored and the
-        ephemeral ones are staged again, and the leaf moves to before the
-        unanswered user message (:meth:`leave_unanswered`), so another cell's
-        turn never resends it and re-running the cell retries it with the
-        same context. If the input cannot be stored (full disk, read-only
-        folder, an unencodable character), nothing was consumed: the staged
-        entries stay exactly as they were.
+        The staged entries are consumed once the input is stored; widgets sync
+        after each persistence receipt. A failure or an interrupt propagates,
+        keeping the input and every stored reply and tool result (the partial
+        reply in ``turn.deltas`` is not stored). With no reply stored yet, the
+        ephemeral entries are staged again (:meth:`_restage`) and the leaf
+        moves to before the unanswered message, so no other turn resends it
+        and re-running the cell retries it. Input that cannot be stored (full
+        disk, read-only folder) consumes nothing.
         """
         agent = self.writable()
         staged = list(self.staged)
@@ -399,24 +258,10 @@ class NotebookSession:
         stream = agent.run(*self.inputs(body, origin), tools=tools, settings=settings)
         try:
             for ev in stream:
+                turn.record(ev)
                 if ev.type == "agent_start":
                     self.staged, consumed = [], True
-                    turn.input_ids = [e.id for e in ev.entries]
-                    turn.written += len(ev.entries)
-                    turn.leaf_id = ev.leaf_id
-                    self.sync()
-                elif ev.type == "text_delta":
-                    turn.deltas.append(ev.delta)
-                elif ev.type == "message_end":
-                    turn.written += len(ev.entries)
-                    if ev.message is not None and ev.message.role == "assistant":
-                        turn.reply = ev.message
-                        turn.replies.append(ev.message)
-                        turn.deltas = []
-                    turn.leaf_id = ev.leaf_id
-                    self.sync()
-                elif ev.type == "agent_end":
-                    turn.stop_reason = ev.stop_reason
+                self._receipt(ev)
                 if on_event is not None:
                     on_event(ev)
         except BaseException:
@@ -429,6 +274,11 @@ class NotebookSession:
                 self.sync()
             raise
         return turn
+
+    def _receipt(self, ev: Event) -> None:
+        """Sync the widgets after a persistence receipt (a turn's input or a message stored)."""
+        if ev.type in ("agent_start", "message_end"):
+            self.sync()
 
     def _restage(self, staged: list[MessageEntry], consumed: bool) -> None:
         """After a turn that got no reply: stage the ephemeral entries of its input ``staged`` again (before
@@ -449,13 +299,11 @@ class NotebookSession:
         """Run one turn (staged entries + the cell's message) once per variant on sibling branches
         (:meth:`Agent.fan_out <durable_nb.durable.Agent.fan_out>`); return the :class:`~durable_nb.durable.FanOut`.
 
-        The staged meta entries are stored once, shared by the branches; the
-        staged entries are consumed once the turn started. Widgets are synced
-        after each receipt. When no variant got a reply (all failed, or an
-        interrupt), the ephemeral entries are staged again so a retry sends
-        them; the leaf is then back at the fork point, so the unanswered
-        messages are never sent again unasked. Errors before anything is
-        written (a bad model or setting) consume nothing.
+        The staged meta entries are stored once, shared by the branches, and
+        the staging is consumed once the turn starts; widgets sync after each
+        receipt. When no variant got a reply (all failed, an interrupt), the
+        ephemeral entries are staged again and the leaf is back at the fork
+        point. Errors before anything is written consume nothing.
         """
         agent = self.writable()
         staged = list(self.staged)
@@ -465,8 +313,7 @@ class NotebookSession:
             nonlocal started
             if ev.type == "agent_start" and not started:
                 self.staged, started = [], True
-            if ev.type in ("agent_start", "message_end"):
-                self.sync()
+            self._receipt(ev)
             if on_event is not None:
                 on_event(branch, ev)
 
@@ -500,8 +347,7 @@ class NotebookSession:
         start = self.resolve(ref).id if ref is not None else None
 
         def receipt(ev: Event) -> None:
-            if ev.type in ("agent_start", "message_end"):
-                self.sync()
+            self._receipt(ev)
             if on_event is not None:
                 on_event(ev)
 
@@ -510,26 +356,9 @@ class NotebookSession:
         finally:
             self.sync()
 
-    def unanswered(self) -> MessageEntry | None:
-        """Return the leaf if it is a cell's user message that was never answered, else ``None``.
-
-        Never answered: no entry in the log has it as parent (a turn that
-        failed or was stopped, in a kernel that is gone since, leaves it so).
-        Only messages a cell wrote (origin ``cell:…``) count: a user message
-        branched to on purpose that has replies on some branch, or the last
-        message of a log imported from another tool, is left as it is.
-        O(1) unless the leaf is such a message, then O(entries).
-        """
-        agent = self.agent
-        e = agent.entry(agent.leaf_id) if agent.leaf_id else None
-        if e is None or not is_turn_start(e):
-            return None
-        if not (e.message.origin or "").startswith("cell:"):
-            return None
-        return None if any(x.parent_id == e.id for x in agent.entries()) else e
-
     def leave_unanswered(self) -> MessageEntry | None:
-        """Move the leaf to before an unanswered user message at the leaf (see :meth:`unanswered`); return it.
+        """Move the leaf to before an unanswered user message at the leaf (:func:`.positions.unanswered`);
+        return it.
 
         The rule after a failed or interrupted turn: the message stays in the
         log (drawn as unanswered), but no later turn continues from it, so it
@@ -537,7 +366,7 @@ class NotebookSession:
         retries it (the cell acts at the leaf, growing a sibling). Returns
         ``None`` (and moves nothing) when the leaf is answered.
         """
-        e = self.unanswered()
+        e = unanswered(self.agent)
         if e is not None:
             self.writable().branch(e.parent_id)
         return e
@@ -584,7 +413,7 @@ class NotebookSession:
 
     def resolve(self, ref: str) -> Entry:
         """Return the entry ``ref`` names: an id, a label or 4+ characters of an id. ``DurableError`` otherwise."""
-        return _resolve(self.agent, ref)
+        return resolve_ref(self.agent, ref)
 
     def branch(self, ref: str) -> Entry:
         """Move the leaf to the entry ``ref`` names (an id, a label, 4+ characters of an id); return it.
@@ -599,13 +428,7 @@ class NotebookSession:
         Injected entries stored before a rewound turn stay. ``DurableError``
         when the path has fewer turns.
         """
-        path = self.agent.path()
-        starts = [e for e in path if is_turn_start(e)]
-        if turns < 1:
-            raise DurableError("rewind needs a number of turns, 1 or more")
-        if len(starts) < turns:
-            raise DurableError(f"cannot rewind {turns} turn(s): the active path has {len(starts)}")
-        target = starts[-turns].parent_id
+        target = before_turns(self.agent.path(), turns)
         self.agent.branch(target)
         return target
 
@@ -662,20 +485,11 @@ class NotebookSession:
         in-memory copy; turns, staging, notes, fork and compact are refused
         until :meth:`close`. Any store works (JSONL, SQLite, PostgreSQL).
         """
-        from ..importers import Imported, in_memory, lone_surrogate_error, lone_surrogate_line, open_session
+        from ..importers import open_session, stored_copy
 
         p = Path(ref).expanduser()
         if self._exists(ref, quiet=False):
-            entries = self.store.load_entries(ref)
-            try:
-                agent = in_memory(ref, entries)
-            except UnicodeEncodeError:  # an escaped lone surrogate in the log
-                store = self.store
-                where = f"session {ref!r} in {describe(store)}"
-                if isinstance(store, SessionFiles):
-                    where = f"{store.file(ref)}:{lone_surrogate_line(store.file(ref).read_bytes())}"
-                raise lone_surrogate_error(where) from None
-            imported = Imported(agent, "durable_nb", Path(f"{describe(self.store)} session {ref}"))
+            imported = stored_copy(self.store, ref)
         elif p.exists() or p.is_symlink() or os.sep in ref:
             imported = open_session(p, conversation)  # a clear error if it is not a readable file
         else:
@@ -683,7 +497,7 @@ class NotebookSession:
                 f"no session {ref!r} in {describe(self.store)} and no file {ref!r}; %durable sessions lists them"
             )
         if at is not None:
-            imported.agent.branch(_resolve(imported.agent, at).id)
+            imported.agent.branch(resolve_ref(imported.agent, at).id)
         self.inspected = imported
         self.sync()
         return imported
@@ -698,23 +512,3 @@ class NotebookSession:
         """Return a :class:`~durable_nb.session.SessionRow` for each saved session, oldest first, then one
         for each log that cannot be read (:func:`~durable_nb.session.session_rows`)."""
         return session_rows(self.store)
-
-
-def _resolve(agent: Agent, ref: str) -> Entry:
-    """Return the entry of ``agent`` that ``ref`` names (:meth:`~durable_nb.durable.Agent.resolve`: an id,
-    a label, 4+ characters of an id). ``DurableError`` in one line otherwise, naming the verbs that list
-    entries and labels."""
-    try:
-        return agent.entry(agent.resolve(ref))
-    except UnknownEntry as e:
-        raise UnknownEntry(f"{e}; %durable log lists the entries, %durable labels the labels") from None
-
-
-def counts(entries: list[Entry]) -> dict[str, int]:
-    """Return entry counts by kind: ``user``, ``assistant``, ``tool_result``, ``meta``,
-    ``ephemeral``, ``compaction`` and each custom kind (zero counts left out)."""
-    out: dict[str, int] = {}
-    for e in entries:
-        k = entry_kind(e)
-        out[k] = out.get(k, 0) + 1
-    return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..durable import ReplayFailed, Tool, read_value
+from ..durable import FanOut, ReplayFailed, Tool, read_value
 from ..models.failures import failure_line
 from ..session import MessageEntry
 from .context import Context
@@ -144,6 +144,31 @@ def run_fan_out(
         raise TurnInterrupted(
             f"interrupted: every variant stopped; what each stored stays on its branch (leaf {st.own.leaf_id})"
         ) from None
+    lines, failures = _show_variants(st, result, lanes, in_kernel, throttle)
+    ok = [b for b in result.branches if b.ok]
+    if not ok:
+        causes = "; ".join(f"{name}: {cause}" for name, cause, _ in failures)
+        raise TurnFailed(
+            f"every variant failed ({causes}); each message is kept without a reply on its branch, "
+            f"the leaf is back at {result.fork_id or 'the root'}; re-run the cell to retry"
+        )
+    for line in lines:
+        print(line)
+    for name, cause, kept in failures:
+        print(f"✗ {name} failed: {cause} — {kept}; the other variants are kept")
+    bind_reply(ctx, out, {b.name: b.text for b in ok})
+    print(
+        f"fan-out of {len(result.branches)} from {result.fork_id or 'the root'}: {len(ok)} replied"
+        + (f", {len(result.failed)} failed" if result.failed else "")
+        + f"; leaf on {ok[0].name} (the first that replied); labels: {', '.join(b.name for b in ok)}"
+    )
+
+
+def _show_variants(
+    st: NotebookSession, result: FanOut, lanes: list[Printer], in_kernel: bool, throttle: float
+) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """Finalise each variant's output; return the footer lines of those that replied and
+    ``(name, cause, what was kept)`` for those that failed."""
     lines, failures = [], []
     for b in result.branches:
         if b.index >= len(lanes):  # a variant that sent no event
@@ -166,23 +191,7 @@ def run_fan_out(
             else f"what it stored stays on its branch ({plural(len(b.entries), 'entry', 'entries')})"
         )
         failures.append((b.name, cause, kept))
-    ok = [b for b in result.branches if b.ok]
-    if not ok:
-        causes = "; ".join(f"{name}: {cause}" for name, cause, _ in failures)
-        raise TurnFailed(
-            f"every variant failed ({causes}); each message is kept without a reply on its branch, "
-            f"the leaf is back at {result.fork_id or 'the root'}; re-run the cell to retry"
-        )
-    for line in lines:
-        print(line)
-    for name, cause, kept in failures:
-        print(f"✗ {name} failed: {cause} — {kept}; the other variants are kept")
-    bind_reply(ctx, out, {b.name: b.text for b in ok})
-    print(
-        f"fan-out of {len(result.branches)} from {result.fork_id or 'the root'}: {len(ok)} replied"
-        + (f", {len(result.failed)} failed" if result.failed else "")
-        + f"; leaf on {ok[0].name} (the first that replied); labels: {', '.join(b.name for b in ok)}"
-    )
+    return lines, failures
 
 
 def _variant_line(st: NotebookSession, b) -> str:

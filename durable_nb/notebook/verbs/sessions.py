@@ -10,8 +10,7 @@ from ...kept import kept_tally
 from ...session import KIND_NAMES, describe, kind_of_store
 from ..context import Context
 from ..options import Call, Option
-from ..render import labels_text, model_label, plural, short, staged_text
-from ..state import counts
+from ..render import counts, labels_text, model_label, plural, short, staged_text
 from .registry import verb
 
 
