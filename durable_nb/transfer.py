@@ -13,12 +13,12 @@ it again, and a finished one changes nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import DurableError, SessionNotFound
-from .session import Entry, SessionRecord, Store, describe, encode_line, open_store, store_kind
+from .session import Entry, JsonlStore, SessionRecord, Store, describe, encode_line, open_store, store_kind
 from .session.codec import same_line
 from .session.locate import expand_env, sqlite_path
 
@@ -34,13 +34,16 @@ class Copied:
     created: bool
 
 
-def sources(src: str) -> tuple[str, Iterator[tuple[SessionRecord, list[Entry]]]]:
-    """Return ``(description, iterator of (record, entries))`` for a source string.
+def sources(src: str, only: Collection[str] = ()) -> tuple[str, Iterator[tuple[SessionRecord, list[Entry] | str]]]:
+    """Return ``(description, iterator of (record, entries or why they cannot be read))`` for a source.
 
     An existing file that is not a SQLite database is read as one session log
-    (through the importers); anything else is opened as a store and every
-    session is read, oldest first. Raises :class:`DurableError` when it cannot be
-    read, or names no folder, database file or log that exists.
+    (through the importers); anything else is opened as a store and its
+    sessions (those in ``only`` when given, else all) are read one at a time,
+    oldest first. A session that cannot be read (a damaged log, a bad first
+    line) comes with the one-line reason instead of its entries, so it never
+    stops the others. Raises :class:`DurableError` when the source cannot be
+    opened, or names no folder, database file or log that exists.
     """
     src = expand_env(src)
     p = Path(src).expanduser()
@@ -59,7 +62,24 @@ def sources(src: str) -> tuple[str, Iterator[tuple[SessionRecord, list[Entry]]]]
     if (kind == "jsonl" and not p.is_dir()) or (kind == "sqlite" and not Path(sqlite_path(src)).expanduser().is_file()):
         raise DurableError(f"no store folder, SQLite database or session log at {src!r}")
     store = open_store(src)
-    return describe(store), ((rec, store.load_entries(rec.id)) for rec in store.list_sessions())
+    unreadable: list[tuple[str, str]] = []
+    records = store.list_sessions(unreadable) if isinstance(store, JsonlStore) else store.list_sessions()
+    wanted = set(only)
+
+    def items() -> Iterator[tuple[SessionRecord, list[Entry] | str]]:
+        for name, why in unreadable:  # a log whose first line cannot be read: its id is its file name
+            sid = name.removesuffix(".jsonl")
+            if not wanted or sid in wanted:
+                yield SessionRecord(sid), why
+        for rec in records:
+            if wanted and rec.id not in wanted:
+                continue  # never read a session nobody asked for
+            try:
+                yield rec, store.load_entries(rec.id)
+            except DurableError as e:
+                yield rec, " ".join(str(e).split())
+
+    return describe(store), items()
 
 
 def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied:
@@ -99,20 +119,35 @@ def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied
     return Copied(rec.id, len(entries), len(missing), created)
 
 
-def copy(src: str, dst: str, only: list[str] | None = None, echo=print) -> list[Copied]:
+class Copies(list[Copied]):
+    """What :func:`copy` did: a list of :class:`Copied`, one per session copied, and ``skipped``:
+    ``(session id, why)`` for each session that could not be read (nothing of it was copied)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped: list[tuple[str, str]] = []
+
+
+def copy(src: str, dst: str, only: list[str] | None = None, echo=print) -> Copies:
     """Copy every session of ``src`` (or those named in ``only``) into the store ``dst``; return what was done.
 
-    ``echo`` gets one line per session. Raises :class:`DurableError` for a
-    source or destination that cannot be opened, a session named in
+    ``echo`` gets one line per session, a session that cannot be read
+    included (it is skipped, listed in ``skipped``, and the copy goes on;
+    only the sessions asked for are read). Raises :class:`DurableError` for
+    a source or destination that cannot be opened, a session named in
     ``only`` that the source lacks, or a clash (see :func:`copy_session`);
     sessions copied before the error stay copied (re-run to continue).
     """
-    where, items = sources(src)
+    where, items = sources(src, only or ())
     target = open_store(dst)
-    done: list[Copied] = []
+    done = Copies()
     try:
         for rec, entries in items:
             if only and rec.id not in only:
+                continue
+            if isinstance(entries, str):
+                done.skipped.append((rec.id, entries))
+                echo(f"{rec.id}: skipped, it cannot be read ({entries})")
                 continue
             c = copy_session(rec, entries, target)
             done.append(c)
@@ -121,7 +156,7 @@ def copy(src: str, dst: str, only: list[str] | None = None, echo=print) -> list[
     finally:
         if hasattr(target, "close"):
             target.close()
-    missing = sorted(set(only or ()) - {c.session_id for c in done})
+    missing = sorted(set(only or ()) - {c.session_id for c in done} - {sid for sid, _ in done.skipped})
     if missing:
         raise DurableError(f"no session {missing[0]!r} in {where}")
     return done

@@ -34,8 +34,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Copy and print one line per session and a total; return 0."""
+    """Copy and print one line per session and a total; return 0, or 1 when a session could not be
+    read (each such session is named on its own line and skipped; the others are copied)."""
     done = transfer.copy(args.source, args.dest, only=args.session)
     added = sum(c.added for c in done)
-    print(f"{len(done)} session(s), {added} entries copied")
-    return 0
+    skipped = f"; {len(done.skipped)} unreadable session(s) skipped" if done.skipped else ""
+    print(f"{len(done)} session(s), {added} entries copied{skipped}")
+    return 1 if done.skipped else 0
