@@ -3,6 +3,9 @@
 The server starts the first time a test asks for it and stops when the run
 ends (see ``tests/pg_server.py``). Without PostgreSQL installed those tests
 are skipped, except under CI (``CI=true``), where that is a failure.
+
+Every test is marked by what it starts (``kernel``, ``browser``, ``pg``; see
+``tests/kinds.py``), so ``./dev test --fast`` can leave those out.
 """
 
 from __future__ import annotations
@@ -15,6 +18,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from kinds import (  # noqa: E402, F401  (the hooks that mark each test by what it starts)
+    pytest_collection_modifyitems,
+    pytest_runtest_call,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+)
 from pg_server import PgServer, find_bin  # noqa: E402
 
 

@@ -30,6 +30,7 @@ import threading
 import time
 import zlib
 
+import pytest
 from reliability_support import HERE, child_env
 
 from durable_nb.errors import SessionNotFound
@@ -40,6 +41,8 @@ SESSIONS = 20
 TRIALS_PER_SESSION = 5  # 100 kills in all; JSONL: more (up to MAX_KILLS) until one landed mid-write
 MAX_KILLS = 400
 SEED = int(os.environ.get("CRASH_SEED", "20261130"))
+
+pytestmark = pytest.mark.slow  # 100-400 kills per store: minutes, not seconds
 
 
 class Server:
