@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from kinds import (  # noqa: E402, F401  (the hooks that mark each test by what it starts)
     pytest_collection_modifyitems,
+    pytest_ignore_collect,
     pytest_runtest_call,
     pytest_runtest_logreport,
     pytest_runtest_makereport,

@@ -11,6 +11,7 @@ Python, not from a reader, so it is still one. An ``if TYPE_CHECKING:`` import c
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,11 +22,9 @@ MAX_FUNCTION = 80
 
 # module -> why it may be over MAX_LINES (remove the line when it is split)
 BIG_MODULES: dict[str, str] = {
-    "durable_nb.widget": "six concepts in one module; becoming the durable_nb/widget/ package (issue 26)",
     "durable_nb.durable.agent": "Agent still holds replay, fan-out and labels; they move out (issue 26)",
     "durable_nb.notebook.state": "the notebook's session, turns and notes together; split by h-notebook (issue 26)",
     "durable_nb.notebook.magics": "the magics class with the event printers; split by h-notebook (issue 26)",
-    "durable_nb.notebook.verbs": "every %durable verb; grouped into modules by h-notebook (issue 26)",
     "durable_nb.session.jsonlstore": "the JSONL store: its lock, torn-tail repair, legacy-flag scan and watching",
 }
 # "module:function" (qualified name) -> why it may be over MAX_FUNCTION lines
@@ -33,7 +32,7 @@ BIG_FUNCTIONS: dict[str, str] = {
     "durable_nb.durable.agent:Agent._run": "the tool loop with its staging and failure paths; moving out of Agent",
     "durable_nb.durable.agent:Agent.fan_out": "fan-out inside Agent; moving to durable/fanout.py (issue 26)",
     "durable_nb.durable.agent:Agent.replay": "replay inside Agent; moving to its own module (issue 26)",
-    "durable_nb.layout:Layout._rebuild": "the tree layout's one pass, kept whole for speed (300k entries)",
+    "durable_nb.widget.layout:Layout._rebuild": "the tree layout's one pass, kept whole for speed (300k entries)",
     "durable_nb.models.failures:provider_error": "one table-like chain mapping every provider failure to one line",
     "durable_nb.notebook.args:parse": "the magic line parser; options move to their verbs (issue 26)",
     "durable_nb.notebook.magics:DurableMagics._fan_out": "the fan-out printer; one event printer replaces it (issue 26)",
@@ -148,13 +147,19 @@ def cycle_in(component: list[str], g: dict[str, dict[str, int]]) -> str:
     return " <-> ".join(component)
 
 
+def stale(names: list, what: str) -> None:
+    """Warn (not fail: another change may shrink something at any time) about exceptions no longer needed."""
+    if names:
+        warnings.warn(f"{what} (remove them from tests/structure/test_structure.py): {names}", stacklevel=2)
+
+
 def test_no_import_circles_between_modules():
     g = graph()
     found = {tuple(c): cycle_in(c, g) for c in circles(g)}
     new = [f"{' <-> '.join(c)}: {path}" for c, path in found.items() if c not in CIRCLES]
     gone = [c for c in CIRCLES if c not in found]
     assert not new, "import circles in durable_nb/ (break them; imports inside functions count):\n" + "\n".join(new)
-    assert not gone, f"circles listed in CIRCLES that are gone (remove them from the list): {gone}"
+    stale(gone, "circles in CIRCLES that are gone")
 
 
 def functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
@@ -176,7 +181,7 @@ def test_no_module_over_500_lines_but_the_listed_ones():
     assert not over, f"modules over {MAX_LINES} lines (split them, or list them in BIG_MODULES with a reason):\n" + (
         "\n".join(over)
     )
-    assert not fit, f"modules in BIG_MODULES that fit now or are gone (remove them from the list): {fit}"
+    stale(fit, "modules in BIG_MODULES that fit now or are gone")
 
 
 def test_no_function_over_80_lines_but_the_listed_ones():
@@ -191,7 +196,7 @@ def test_no_function_over_80_lines_but_the_listed_ones():
         f"functions over {MAX_FUNCTION} lines (split them, or list them in BIG_FUNCTIONS with a reason):\n"
         + ("\n".join(over))
     )
-    assert not fit, f"functions in BIG_FUNCTIONS that fit now or are gone (remove them from the list): {fit}"
+    stale(fit, "functions in BIG_FUNCTIONS that fit now or are gone")
 
 
 def test_session_and_ai_import_nothing_from_jupyter():
