@@ -14,7 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SINCE = "2dd1661bf0064f520ee1a7b902f75672f84e105b"  # main when issue 26 was filed; older subjects stay as they are
 LIMIT = 72
 # short hash -> why: a commit that reached main with a longer subject (main is never rewritten)
-WAIVED: dict[str, str] = {}
+WAIVED: dict[str, str] = {
+    "3f4831c": "export: never over a store's log ... (88): integrated before this test was",
+    "f2c658e": "handout: untrusted text is fenced ... (74): integrated before this test was",
+}
 
 
 def git(*args: str) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,6 @@ MAX_FUNCTION = 80
 BIG_MODULES: dict[str, str] = {
     "durable_nb.durable.agent": "Agent still holds replay, fan-out and labels; they move out (issue 26)",
     "durable_nb.notebook.state": "the notebook's session, turns and notes together; split by h-notebook (issue 26)",
-    "durable_nb.notebook.magics": "the magics class with the event printers; split by h-notebook (issue 26)",
     "durable_nb.session.jsonlstore": "the JSONL store: its lock, torn-tail repair, legacy-flag scan and watching",
 }
 # "module:function" (qualified name) -> why it may be over MAX_FUNCTION lines
@@ -34,15 +33,10 @@ BIG_FUNCTIONS: dict[str, str] = {
     "durable_nb.durable.agent:Agent.replay": "replay inside Agent; moving to its own module (issue 26)",
     "durable_nb.widget.layout:Layout._rebuild": "the tree layout's one pass, kept whole for speed (300k entries)",
     "durable_nb.models.failures:provider_error": "one table-like chain mapping every provider failure to one line",
-    "durable_nb.notebook.args:parse": "the magic line parser; options move to their verbs (issue 26)",
-    "durable_nb.notebook.magics:DurableMagics._fan_out": "the fan-out printer; one event printer replaces it (issue 26)",
 }
 # circles still there, as sorted module lists -> why (remove when broken)
 CIRCLES: dict[tuple[str, ...], str] = {
     ("durable_nb.durable.agent", "durable_nb.durable.fanout"): "Agent.fan_out delegates to fanout, which runs Agents",
-    ("durable_nb.notebook.args", "durable_nb.notebook.magics", "durable_nb.notebook.verbs"): (
-        "the verbs take the magics class; a small context object replaces it (issue 26)"
-    ),
 }
 JUPYTER = ("IPython", "ipywidgets", "anywidget", "jupyter", "jupyter_client", "jupyter_core", "ipykernel", "comm")
 JUPYTER_FREE = ("durable_nb.session", "durable_nb.ai")
