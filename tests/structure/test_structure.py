@@ -22,22 +22,18 @@ MAX_FUNCTION = 80
 
 # module -> why it may be over MAX_LINES (remove the line when it is split)
 BIG_MODULES: dict[str, str] = {
-    "durable_nb.durable.agent": "Agent still holds replay, fan-out and labels; they move out (issue 26)",
+    "durable_nb.durable.agent": "Agent's own run/append/branch/fork/compact and its kept path (replay, fan-out moved out)",
     "durable_nb.notebook.state": "the notebook's session, turns and notes together; split by h-notebook (issue 26)",
+    "durable_nb.session.codec": "both decode paths (fast, general) and their lenient forms: one contract, kept whole",
     "durable_nb.session.jsonlstore": "the JSONL store: its lock, torn-tail repair, legacy-flag scan and watching",
 }
 # "module:function" (qualified name) -> why it may be over MAX_FUNCTION lines
 BIG_FUNCTIONS: dict[str, str] = {
-    "durable_nb.durable.agent:Agent._run": "the tool loop with its staging and failure paths; moving out of Agent",
-    "durable_nb.durable.agent:Agent.fan_out": "fan-out inside Agent; moving to durable/fanout.py (issue 26)",
-    "durable_nb.durable.agent:Agent.replay": "replay inside Agent; moving to its own module (issue 26)",
     "durable_nb.widget.layout:Layout._rebuild": "the tree layout's one pass, kept whole for speed (300k entries)",
     "durable_nb.models.failures:provider_error": "one table-like chain mapping every provider failure to one line",
 }
 # circles still there, as sorted module lists -> why (remove when broken)
-CIRCLES: dict[tuple[str, ...], str] = {
-    ("durable_nb.durable.agent", "durable_nb.durable.fanout"): "Agent.fan_out delegates to fanout, which runs Agents",
-}
+CIRCLES: dict[tuple[str, ...], str] = {}
 JUPYTER = ("IPython", "ipywidgets", "anywidget", "jupyter", "jupyter_client", "jupyter_core", "ipykernel", "comm")
 JUPYTER_FREE = ("durable_nb.session", "durable_nb.ai")
 
