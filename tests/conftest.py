@@ -5,7 +5,7 @@ ends (see ``tests/pg_server.py``). Without PostgreSQL installed those tests
 are skipped, except under CI (``CI=true``), where that is a failure.
 
 Every test is marked by what it starts (``kernel``, ``browser``, ``pg``; see
-``tests/kinds.py``), so ``./dev test --fast`` can leave those out.
+``tests/markers.py``), so ``./dev test --fast`` can leave those out.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from kinds import (  # noqa: E402, F401  (the hooks that mark each test by what it starts)
+from markers import (  # noqa: E402, F401  (the hooks that mark each test by what it starts)
     pytest_collection_modifyitems,
     pytest_ignore_collect,
     pytest_runtest_call,

@@ -1,4 +1,4 @@
-"""The kinds of test, as pytest markers, given by what a test starts (``tests/conftest.py`` uses these hooks).
+"""Test markers by what a test starts (kernel, browser, pg, slow); ``tests/conftest.py`` uses these hooks.
 
 ``kernel``: an IPython kernel or a Jupyter server (which starts kernels); ``browser``: Chromium;
 ``pg``: a PostgreSQL server; ``slow``: long without starting any of those (marked by hand; a run
@@ -182,7 +182,7 @@ def guard(self: subprocess.Popen, args: Any, *rest: Any, **kw: Any) -> Any:
         if kind is not None and item.get_closest_marker(kind) is None:
             msg = (
                 f"{item.nodeid} starts {' '.join(os.path.basename(str(a)) for a in argv)[:120]!r} but is not marked {kind!r}: use the "
-                f"fixture that starts it, or mark the test @pytest.mark.{kind} (see tests/kinds.py)"
+                f"fixture that starts it, or mark the test @pytest.mark.{kind} (see tests/markers.py)"
             )
             item.stash.setdefault(_refused, []).append(msg)
             pytest.fail(msg, pytrace=False)

@@ -1,4 +1,4 @@
-"""The test kinds (tests/kinds.py): which processes need which marker, and an unmarked test that starts
+"""The test markers (tests/markers.py): which processes need which marker, and an unmarked test that starts
 one fails at once, before the process starts."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from kinds import _refused, started
+from markers import _refused, started
 
 
 @pytest.mark.parametrize(
