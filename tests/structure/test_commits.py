@@ -17,6 +17,9 @@ LIMIT = 72
 WAIVED: dict[str, str] = {
     "3f4831c": "export: never over a store's log ... (88): integrated before this test was",
     "1aa6e44": "tests/dsn_secrets: one export file per spelling ... (77): integrated before this test was",
+    "fefe1d0": "copy: a damaged log never blocks ... (81): integrated before this test was",
+    "8e44c91": "session: kind_of_store names ... (73): integrated before this test was",
+    "7b4f596": "tools: results converted with a bound ... (82): integrated before this test was",
     "f2c658e": "handout: untrusted text is fenced ... (74): integrated before this test was",
 }
 
