@@ -46,3 +46,16 @@ def test_every_marker_names_a_generated_table():
 def test_every_repository_path_a_page_names_exists():
     missing = {p.relative_to(ROOT).as_posix(): reference.missing_paths(p.read_text(encoding="utf-8")) for p in PAGES}
     assert not {k: v for k, v in missing.items() if v}
+
+
+def test_no_line_of_prose_starts_with_a_hash_that_is_not_a_heading():
+    """Python-Markdown makes `#18's work` a heading (GitHub does not): pages and included files avoid it."""
+    included = [ROOT / "benchmarks" / "README.md", ROOT / "tests" / "reliability" / "README.md"]
+    bad = []
+    for p in [*PAGES, *included]:
+        fenced = False
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+            fenced ^= line.startswith("```")
+            if not fenced and line.startswith("#") and not line.lstrip("#").startswith(" "):
+                bad.append(f"{p.relative_to(ROOT)}:{n}")
+    assert not bad
