@@ -111,6 +111,20 @@ def test_unencodable_entry_writes_nothing(store):
 # -- the JSONL file itself ---------------------------------------------------------
 
 
+def test_a_store_and_its_created_on_write_wrapper_declare_the_same_capabilities(store):
+    caps = (session.Searchable, session.Summarising, session.Subscribable, session.Describable, session.SessionFiles)
+    wrapped = session.CreatedOnWrite(store)
+    assert [isinstance(wrapped, c) for c in caps] == [isinstance(store, c) for c in caps]
+    assert isinstance(store, session.Searchable)  # every store of the package searches
+    assert isinstance(store, session.SessionFiles) == (session.kind_of_store(store) == "jsonl")
+    store.create_session("s1")
+    where = session.describe(store, "s1")
+    assert where == (str(store.file("s1")) if isinstance(store, session.SessionFiles) else session.describe(store))
+    if isinstance(store, session.Describable):
+        assert session.describe(wrapped) == session.describe(store)
+    assert wrapped.load_entries("not-yet") == []  # a missing session reads as empty through the wrapper
+
+
 def test_jsonl_layout_follows_pi_go(tmp_path):
     st = session.JsonlStore(tmp_path)
     st.create_session("s")

@@ -89,6 +89,25 @@ def test_each_verb_is_declared_once_and_drives_parse_and_help():
         parse("use a b", False)
 
 
+def test_the_verb_table_as_data_lists_options_each_verb_accepts():
+    from durable_nb.notebook.verbs import VERBS, cell_specs, specs
+
+    table = specs()
+    assert [v["name"] for v in table] == list(VERBS)
+    by_name = {v["name"]: v for v in table}
+    assert [o["flag"] for o in by_name["compact"]["options"]] == ["--keep"]
+    assert {"--model", "--system", "--temperature"} <= {o["flag"] for o in by_name["replay"]["options"]}
+    for v in table:
+        assert v["help"] and "\n" not in v["help"]
+        for o in v["options"]:
+            value = [("k=1" if "=" in o["metavar"] else "1")] if o["metavar"] else []
+            args = ["x"] * VERBS[v["name"]].min_args
+            call = parse(" ".join([v["name"], *args, o["flag"], *value]), False)  # accepted where it is listed
+            assert call.verb == v["name"]
+    cell = {o["flag"] for o in cell_specs()}
+    assert {"--meta", "--out", "--models", "--dry-run"} <= cell and "--keep" not in cell
+
+
 def test_cell_kind_flags_win_over_tags():
     assert cell_kind(None, frozenset()) == "turn"
     assert cell_kind(None, frozenset({"meta", "other"})) == "meta"
