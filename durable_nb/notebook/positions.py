@@ -103,7 +103,10 @@ def unanswered(agent: Agent) -> MessageEntry | None:
     failed or was stopped, in a kernel that is gone since, leaves it so).
     Only messages a cell wrote (origin ``cell:…``) count: a user message
     branched to on purpose that has replies on some branch, or the last
-    message of a log imported from another tool, is left as it is.
+    message of a log imported from another tool, is left as it is. The rule
+    after a failed or interrupted turn: such a message stays in the log
+    (drawn as unanswered), but the leaf moves to before it, so no later turn
+    sends it again unasked; re-running its cell retries it as a sibling.
     O(1) unless the leaf is such a message, then O(entries).
     """
     e = agent.entry(agent.leaf_id) if agent.leaf_id else None

@@ -57,14 +57,12 @@ if TYPE_CHECKING:
 class NotebookSession:
     """The notebook's session state (see the module docs).
 
-    ``store`` is a store (JSONL, SQLite, PostgreSQL, memory) or a JSONL
-    store's folder, ``session_id`` the session to continue (a missing one is
-    created by its first write, see :class:`CreatedOnWrite`), ``model``
-    anything :func:`durable_nb.models.build` accepts. ``fork_of`` names the
-    session this notebook was copied from: when ``session_id`` does not exist
-    yet and ``fork_of`` does, ``session_id`` is created as a fork of its
-    active path (``forked_from`` then names it; the original is not written
-    to). Nothing is built or written until used, but that fork.
+    ``store`` is a store or a JSONL store's folder, ``session_id`` the session
+    to continue (created by its first write: :class:`~durable_nb.session.CreatedOnWrite`),
+    ``model`` anything :func:`durable_nb.models.build` accepts. ``fork_of``
+    names the session a copied notebook came from: when ``session_id`` is
+    missing and ``fork_of`` exists, ``session_id`` starts as a fork of its
+    active path (``forked_from`` names it). Nothing is written until used, but that fork.
     """
 
     def __init__(
@@ -158,11 +156,8 @@ class NotebookSession:
         return self._cells.position(origin)
 
     def rewind_for(self, origin: str | None, chat: bool = False) -> Entry | None:
-        """Apply the cell-as-position rule: branch to before the cell's entry if it is on the path.
-
-        Returns the entry rewound before (``None`` when the cell acts at the
-        leaf). Nothing is written.
-        """
+        """Apply the cell-as-position rule: branch to before the cell's entry if it is on the path; return
+        that entry (``None`` when the cell acts at the leaf). Nothing is written."""
         e = self.cell_position(origin, chat)
         if e is not None:
             self.writable().branch(e.parent_id)
@@ -171,12 +166,8 @@ class NotebookSession:
     # -- staging ------------------------------------------------------------------
 
     def stage(self, kind: str, body: str, origin: str | None) -> bool:
-        """Stage a ``meta`` or ``ephemeral`` entry for the next turn; return True if it replaced one.
-
-        A cell's staged entry is replaced in place when the cell is re-run
-        (cells without an origin always add a new one). Call
-        :meth:`rewind_for` first for the cell-as-position rule.
-        """
+        """Stage a ``meta`` or ``ephemeral`` entry for the next turn; return True if it replaced one: a
+        re-run cell's staged entry is replaced in place (cells without an origin always add one)."""
         self.writable("stage entries")
         entry = injected_entry(kind, body, origin)
         for i, s in enumerate(self.staged):
@@ -357,15 +348,8 @@ class NotebookSession:
             self.sync()
 
     def leave_unanswered(self) -> MessageEntry | None:
-        """Move the leaf to before an unanswered user message at the leaf (:func:`.positions.unanswered`);
-        return it.
-
-        The rule after a failed or interrupted turn: the message stays in the
-        log (drawn as unanswered), but no later turn continues from it, so it
-        is never sent again without the user asking. Re-running its cell
-        retries it (the cell acts at the leaf, growing a sibling). Returns
-        ``None`` (and moves nothing) when the leaf is answered.
-        """
+        """Move the leaf to before a cell's unanswered message at the leaf and return it (``None``, moving
+        nothing, when the leaf is answered): the rule :func:`.positions.unanswered` describes."""
         e = unanswered(self.agent)
         if e is not None:
             self.writable().branch(e.parent_id)
@@ -476,14 +460,12 @@ class NotebookSession:
         return agent.compact(keep_turns=keep)
 
     def open(self, ref: str, at: str | None = None, conversation: str | None = None):
-        """Open a saved log read-only for inspection: a session id of this store, or a log file's path
-        (``conversation``: which conversation of llm's log database).
+        """Open a saved log read-only for inspection and return its :class:`~durable_nb.importers.Imported`:
+        a session id of this store, or a log file's path (``conversation``: which one of llm's database).
 
-        ``at`` puts the leaf at that entry (an id or a unique prefix; a
-        search hit's entry); else it is where the session resumes. Returns
-        the :class:`~durable_nb.importers.Imported`. Its agent works on an
-        in-memory copy; turns, staging, notes, fork and compact are refused
-        until :meth:`close`. Any store works (JSONL, SQLite, PostgreSQL).
+        ``at`` puts the leaf at that entry (a search hit's); else it is where the session resumes. The
+        agent works on an in-memory copy; turns, staging, notes, fork and compact are refused until
+        :meth:`close`.
         """
         from ..importers import open_session, stored_copy
 

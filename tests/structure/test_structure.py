@@ -23,7 +23,6 @@ MAX_FUNCTION = 80
 # module -> why it may be over MAX_LINES (remove the line when it is split)
 BIG_MODULES: dict[str, str] = {
     "durable_nb.durable.agent": "Agent's own run/append/branch/fork/compact and its kept path (replay, fan-out moved out)",
-    "durable_nb.notebook.state": "the notebook's session, turns and notes together; split by h-notebook (issue 26)",
     "durable_nb.session.codec": "both decode paths (fast, general) and their lenient forms: one contract, kept whole",
     "durable_nb.session.jsonlstore": "the JSONL store: its lock, torn-tail repair, legacy-flag scan and watching",
 }
