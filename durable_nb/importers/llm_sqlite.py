@@ -44,7 +44,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,7 +185,7 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
     for h, row in sorted(rows.items(), key=lambda kv: kv[1]["rowid"]):
         at = times.get(h) or ""
         parent = last_of.get(row["parent_hash"] or "", "")
-        made = _entries(h, parent, at, row["role"], parts.get(h, []), produced.get(h))
+        made = _guarded(path, h, lambda: _entries(h, parent, at, row["role"], parts.get(h, []), produced.get(h)))
         entries.extend(made)
         last_of[h] = made[-1].id
         meta = {"message": _json(row["provider_metadata"])} if row["provider_metadata"] else {}
@@ -210,6 +210,18 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
     if len(family) > 1:
         notes.append(f"{path.name}: conversation {cid} with {len(family) - 1} fork(s): {', '.join(family[1:])}")
     return Loaded(safe_session_id(cid), entries, last_of.get(tip) or None, notes)
+
+
+def _guarded(path: Path, h: str, fn: Callable[[], list[MessageEntry]]) -> list[MessageEntry]:
+    """Return ``fn()``; a row of an unexpected shape (a wrong type, bad base64) becomes one
+    :class:`CorruptLog` line naming the database and the message."""
+    try:
+        return fn()
+    except DurableError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else f"{type(e).__name__}: {e}"
+        raise CorruptLog(f"{path}: message {h}: unexpected row shape ({why})") from None
 
 
 def _family(threads: dict[str, sqlite3.Row], cid: str) -> list[str]:
@@ -251,7 +263,9 @@ def _turn_times(
         at = iso(t["datetime_utc"])
         h = t["tip_message_hash"]
         own = True
-        while h and h in rows:
+        walked: set[str] = set()  # a parent_hash cycle (a hostile or damaged database) ends the walk
+        while h and h in rows and h not in walked:
+            walked.add(h)
             if h == t["parent_message_hash"]:
                 own = False
             if own:
@@ -276,18 +290,26 @@ def _parts(db: sqlite3.Connection, path: Path, hashes: list[str]) -> dict[str, l
         for r in db.execute(
             f"select * from parts where message_hash in ({marks}) order by message_hash, position", chunk
         ):
+            where = f"{path}: part {r['id']} of message {r['message_hash']}"
             try:
                 d = json.loads(r["payload"]) if r["payload"] else {}
-            except ValueError:
-                raise CorruptLog(
-                    f"{path}: part {r['id']} of message {r['message_hash']}: payload is not JSON"
-                ) from None
+            except (ValueError, TypeError, RecursionError):
+                raise CorruptLog(f"{where}: payload is not JSON") from None
+            if not isinstance(d, dict):
+                raise CorruptLog(f"{where}: payload is a JSON {type(d).__name__}, not an object")
+            if not isinstance(r["type"], str) or not isinstance(r["text"], (str, type(None))):
+                raise CorruptLog(f"{where}: its type and text must be text")
             d["type"] = r["type"]
             if r["text"] is not None:
                 d["text"] = r["text"]
-            fragment_ids.update(p["fragment"] for p in d.get("text_ref") or [] if "fragment" in p)
+            refs = d.get("text_ref")
+            if refs is not None and not (isinstance(refs, list) and all(isinstance(x, dict) for x in refs)):
+                raise CorruptLog(f"{where}: text_ref is not a list of objects")
+            fragment_ids.update(p["fragment"] for p in refs or [] if isinstance(p.get("fragment"), (int, str)))
+            if d.get("attachments") is not None and not isinstance(d["attachments"], list):
+                raise CorruptLog(f"{where}: attachments is not a list")
             refs = [d["attachment"]] if isinstance(d.get("attachment"), dict) else d.get("attachments") or []
-            attachment_ids.update(a["id"] for a in refs if isinstance(a, dict) and "id" in a)
+            attachment_ids.update(a["id"] for a in refs if isinstance(a, dict) and isinstance(a.get("id"), str))
             out.setdefault(r["message_hash"], []).append(d)
     fragments = _rows(db, "fragments", "id, content", fragment_ids)
     attachments = _rows(db, "attachments", "*", attachment_ids)
@@ -295,7 +317,7 @@ def _parts(db: sqlite3.Connection, path: Path, hashes: list[str]) -> dict[str, l
         for d in parts:
             if "text_ref" in d:
                 d["text"] = "".join(
-                    p["literal"] if "literal" in p else (fragments.get(p.get("fragment")) or {}).get("content", "")
+                    str(p["literal"] if "literal" in p else (fragments.get(p.get("fragment")) or {}).get("content", ""))
                     for p in d.pop("text_ref")
                 )
             if isinstance(d.get("attachment"), dict):
