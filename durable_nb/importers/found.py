@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,14 +68,13 @@ def known_logs(home: Path | None = None, env: dict[str, str] | None = None) -> d
 
     Claude Code: every ``*.jsonl`` directly in a project folder (subagent
     files under ``<session>/subagents/`` too); Codex: ``rollout-*.jsonl`` at any
-    depth; pi: ``*.jsonl`` in its session folders; llm: the database, when it
+    depth (:func:`_walk`); pi: ``*.jsonl`` in its session folders; llm: the database, when it
     exists. A folder that cannot be read is skipped. Cost: one ``stat`` per
     file found.
     """
     where = places(home, env)
     patterns = {
         "claude_code": ("*/*.jsonl", "*/*/subagents/*.jsonl"),
-        "codex": ("**/rollout-*.jsonl",),
         "pi": ("*/*.jsonl", "*.jsonl"),
     }
     out: dict[str, list[FoundLog]] = {}
@@ -82,6 +82,8 @@ def known_logs(home: Path | None = None, env: dict[str, str] | None = None) -> d
         base = where[tool]
         if tool == "llm":
             files = [base] if base.is_file() else []
+        elif tool == "codex":
+            files = list(_walk(base, "rollout-", ".jsonl"))
         else:
             files = []
             if base.is_dir():
@@ -100,6 +102,31 @@ def known_logs(home: Path | None = None, env: dict[str, str] | None = None) -> d
             found.append(FoundLog(tool, p, st.st_size, when))
         out[tool] = sorted(found, key=lambda f: (f.modified, str(f.path)), reverse=True)
     return out
+
+
+def _walk(base: Path, prefix: str, suffix: str) -> Iterator[Path]:
+    """Yield the regular files named ``prefix*suffix`` at any depth under ``base``.
+
+    Iterative (a folder tree thousands of levels deep cannot exhaust the
+    stack, as pathlib's ``**`` does); symbolic links to folders are not
+    followed (no loop); a folder that cannot be read (or whose path is too
+    long) is skipped. O(entries under ``base``).
+    """
+    todo = [str(base)]
+    while todo:
+        folder = todo.pop()
+        try:
+            with os.scandir(folder) as it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            todo.append(e.path)
+                        elif e.name.startswith(prefix) and e.name.endswith(suffix) and e.is_file():
+                            yield Path(e.path)
+                    except OSError:
+                        continue
+        except OSError:
+            continue
 
 
 def listing(found: dict[str, list[FoundLog]], home: Path | None = None, per_tool: int = 5) -> list[str]:
