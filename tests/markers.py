@@ -47,12 +47,12 @@ MODULES: dict[str, tuple[str, ...]] = {
     "nbclient": ("kernel",),
     "jupyter_client": ("kernel",),
     "playwright": ("browser",),
+    "pg_server": ("pg",),  # tests/pg_server.py: a test's own server
 }
 # folder under tests/ -> the markers of every test in it
 FOLDERS: dict[str, tuple[str, ...]] = {
     "e2e": ("kernel", "browser"),
-    "headless": ("kernel",),
-    "docs": ("kernel",),
+    "headless": ("kernel",),  # every notebook runs in nbclient's kernel
     "packaging": ("slow",),
 }
 TESTS = Path(__file__).resolve().parent

@@ -9,6 +9,7 @@ from html import escape
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbconvert import HTMLExporter
 
 from durable_nb.importers import open_session
@@ -20,6 +21,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
+@pytest.mark.browser  # the converted page in Chromium (Playwright imported inside)
 def test_tutorial_converted_to_html_shows_each_session_where_its_widget_was(tmp_path, monkeypatch):
     for var in ("DURABLE_NB_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(var, raising=False)
