@@ -20,6 +20,7 @@ WAIVED: dict[str, str] = {
     "fefe1d0": "copy: a damaged log never blocks ... (81): integrated before this test was",
     "8e44c91": "session: kind_of_store names ... (73): integrated before this test was",
     "7b4f596": "tools: results converted with a bound ... (82): integrated before this test was",
+    "b92e2f5": "llm importer: hostile rows are one CorruptLog line ... (76)",
     "f2c658e": "handout: untrusted text is fenced ... (74): integrated before this test was",
 }
 
