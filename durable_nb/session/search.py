@@ -1,11 +1,18 @@
 """Search across a store's sessions: what text an entry is found by, and what a hit is.
 
-The SQL stores index :func:`search_text` (SQLite FTS5, PostgreSQL full-text
-search); the memory and JSONL stores scan with :func:`scan`. All of them
-match the same way: every word of the query must be a word of the entry's
-text, case-insensitively (words are runs of letters, digits and ``_``; no
-prefixes, no stemming). :class:`Finder` applies the same rule to one
-session's growing log (the widget's find box).
+The SQL stores index the :func:`words` of :func:`search_text` (SQLite FTS5,
+PostgreSQL full-text search) and check each hit with :func:`matches`; the
+memory and JSONL stores scan with :func:`scan`. All of them match the same
+way, by this one rule: every word of the query must be a word of the
+entry's text, where words are runs of letters, digits and ``_`` (``\w``),
+case-folded (``ß`` is ``ss``); accents count (``cafe`` does not find
+``café``), ``_`` joins (``foo bar`` does not find ``foo_bar``); no prefixes,
+no stemming. Why this rule: it is the one three stores and the widget's
+find box already followed exactly, and PostgreSQL's index holds its words,
+so nothing stored needs re-indexing (folding accents everywhere would).
+A combining accent (NFD text) is not a letter, so NFD ``café`` holds the
+word ``cafe``. :class:`Finder` applies the same rule to one session's
+growing log (the widget's find box).
 """
 
 from __future__ import annotations
