@@ -4,7 +4,7 @@ The SQL stores index the :func:`words` of :func:`search_text` (SQLite FTS5,
 PostgreSQL full-text search) and check each hit with :func:`matches`; the
 memory and JSONL stores scan with :func:`scan`. All of them match the same
 way, by this one rule: every word of the query must be a word of the
-entry's text, where words are runs of letters, digits and ``_`` (``\w``),
+entry's text, where words are runs of letters, digits and ``_`` (``\\w``),
 case-folded (``ß`` is ``ss``); accents count (``cafe`` does not find
 ``café``), ``_`` joins (``foo bar`` does not find ``foo_bar``); no prefixes,
 no stemming. Why this rule: it is the one three stores and the widget's

@@ -72,7 +72,8 @@ def test_special_files_in_a_jsonl_store_are_listed_as_unreadable_and_never_read(
     for name, kind in (("fifo", "a FIFO"), ("zero", "a character device"), ("dir", "a folder")):
         assert f"! {name}.jsonl" in printed and f"{name}.jsonl is {kind}, not a regular file" in printed, printed
     r = _run("-m", "durable_nb", "copy", str(store), str(tmp_path / "out"), cwd=tmp_path)
-    assert r.returncode == 0 and "good: 1 of 1 entries copied" in r.stdout, r.stdout + r.stderr
+    assert "good: 1 of 1 entries copied" in r.stdout and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert r.returncode == 1 and "fifo.jsonl is a FIFO" in r.stdout and "zero.jsonl is a character device" in r.stdout
 
 
 def test_a_fifo_or_dev_zero_as_a_sqlite_store_is_one_line(tmp_path):

@@ -97,7 +97,10 @@ def test_a_malformed_database_is_one_line_naming_the_file_from_every_verb_and_th
         got = _magic(shell, line)
         assert got.startswith("UsageError: cannot ") and f"{db} is damaged" in got and "\n" not in got, got
     shell.run_line_magic("config", "DurableMagics.store = '.durable'")
-    _one_line(_cli("copy", str(db), str(tmp_path / "out"), cwd=tmp_path), f"{db} is damaged")
+    r = _cli("copy", str(db), str(tmp_path / "out"), cwd=tmp_path)  # each session it cannot read: one line
+    assert r.returncode != 0 and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+    bad = [line for line in (r.stdout + r.stderr).splitlines() if f"{db} is damaged" in line]
+    assert len(bad) == 2 and all("session 'a'" in b or "session 'b'" in b for b in bad), (r.stdout, r.stderr)
     _one_line(_cli("export", "a", "--store", str(db), "-o", str(tmp_path / "a.md"), cwd=tmp_path), f"{db} is damaged")
 
 
