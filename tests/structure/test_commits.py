@@ -22,6 +22,8 @@ WAIVED: dict[str, str] = {
     "7b4f596": "tools: results converted with a bound ... (82): integrated before this test was",
     "b92e2f5": "llm importer: hostile rows are one CorruptLog line ... (76)",
     "f2c658e": "handout: untrusted text is fenced ... (74): integrated before this test was",
+    "0013e83": "docs/stores, search: the one search rule and why ... (84)",
+    "db87058": "tests: copy now reports each unreadable session ... (102)",
 }
 
 
