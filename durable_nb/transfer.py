@@ -18,7 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import DurableError, SessionNotFound
-from .session import Entry, JsonlStore, SessionRecord, Store, describe, encode_line, open_store, store_kind
+from .session import (
+    Entry,
+    JsonlStore,
+    SessionRecord,
+    Store,
+    describe,
+    encode_line,
+    leaf_last,
+    open_store,
+    store_kind,
+)
 from .session.codec import same_line
 from .session.locate import expand_env, sqlite_path
 
@@ -52,8 +62,8 @@ def sources(src: str, only: Collection[str] = ()) -> tuple[str, Iterator[tuple[S
 
         imported = open_session(p)
         agent = imported.agent
-        entries = agent.entries()
-        rec = SessionRecord(agent.session_id, "", entries[0].created_at if entries else "")
+        entries = leaf_last(agent.entries(), agent.leaf_id)  # the copy resumes where the import shows its leaf
+        rec = SessionRecord(agent.session_id, "", agent.entries()[0].created_at if entries else "")
         if imported.format == "durable_nb":  # keep the log's own session record
             first = json.loads(p.read_bytes().split(b"\n", 1)[0])
             rec = SessionRecord(agent.session_id, first.get("parent_id") or "", first.get("created_at") or "")

@@ -25,6 +25,7 @@ from ..session import (
     new_id,
     now,
     path,
+    resume_leaf,
     split_system,
     transcript_view,
 )
@@ -62,7 +63,8 @@ class Agent:
     """A durable agent session: an append-only tree of entries in a store.
 
     ``Agent(session_id=...)`` resumes that session when the store has it
-    (the leaf is the last appended entry, rule R9) and creates it otherwise;
+    (the leaf is the last appended entry that is not an aside, rule R9:
+    :func:`~durable_nb.session.resume_leaf`) and creates it otherwise;
     with no ``session_id`` a fresh session is created. ``store=None`` uses a
     :class:`~durable_nb.session.MemoryStore`. ``model`` is anything
     :func:`durable_nb.models.build` accepts; it is built on first use, so an
@@ -121,7 +123,7 @@ class Agent:
         for e in loaded:
             self._log.remember(e)
         if loaded:
-            self.leaf_id = loaded[-1].id
+            self.leaf_id = resume_leaf(loaded)
         if resumed:
             self._publish(Event("session_init", session_id=session_id, leaf_id=self.leaf_id))
         if system is not None and system != self.system:

@@ -31,7 +31,9 @@ from .rules import (
     kept_from,
     kind_group,
     latest_compaction,
+    leaf_last,
     notebook_session_id,
+    resume_leaf,
     safe_session_id,
     sort_siblings,
 )
@@ -102,6 +104,8 @@ __all__ = [
     "ASIDE",
     "entry_kind",
     "is_aside",
+    "leaf_last",
+    "resume_leaf",
     "encode",
     "encode_line",
     "index",

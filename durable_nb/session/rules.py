@@ -108,6 +108,37 @@ def is_aside(entry: Entry) -> bool:
     return off_chain(entry)
 
 
+def resume_leaf(entries: Sequence[Entry]) -> str:
+    """Return where a reopened session resumes (rule R9): the id of the last appended entry that is
+    not an aside (:func:`is_aside`: another tool's bookkeeping hangs off the conversation, and a
+    turn continued from it would hang under it), ``""`` when there is none. O(trailing asides).
+    """
+    for e in reversed(entries):
+        if not is_aside(e):
+            return e.id
+    return ""
+
+
+def leaf_last(entries: Sequence[Entry], leaf_id: str) -> list[Entry]:
+    """Return ``entries`` in an order that reopens at ``leaf_id`` (:func:`resume_leaf`), parents
+    still before their children: the leaf and its descendants, all asides, moved to the end.
+
+    When the leaf has a descendant that is not an aside (it was branched back to), no order can
+    say it: the entries come back as they are. O(n).
+    """
+    if not leaf_id or resume_leaf(entries) == leaf_id:
+        return list(entries)
+    moved = {leaf_id}
+    for e in entries:  # append order: a parent before its children
+        if e.parent_id in moved and e.id != leaf_id:
+            if not is_aside(e):
+                return list(entries)
+            moved.add(e.id)
+    if not any(e.id == leaf_id for e in entries):
+        return list(entries)
+    return [e for e in entries if e.id not in moved] + [e for e in entries if e.id in moved]
+
+
 def entry_kind(entry: Entry) -> str:
     """Return an entry's kind as listings, counts and the widget's kind filter name it.
 

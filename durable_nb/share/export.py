@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DurableError, SessionNotFound
-from ..session import encode_line, is_ephemeral, now
+from ..session import encode_line, is_ephemeral, leaf_last, now
 from .handout import handout
 from .page import page_html
 
@@ -49,16 +49,20 @@ def session_record(agent: Any, source: str = "") -> dict[str, str]:
 
 def jsonl_bytes(agent: Any, source: str = "") -> bytes:
     """Return ``agent``'s session as a log: a ``session_init`` line (:func:`session_record`),
-    then every durable entry in append order (ephemeral entries are never stored, so never
-    exported), each line as the JSONL store writes it.
+    then every durable entry (ephemeral entries are never stored, so never
+    exported), each line as the JSONL store writes it, in append order, except
+    that the leaf (with any asides hanging under it) comes last
+    (:func:`~durable_nb.session.leaf_last`).
 
     Opening the file (:func:`durable_nb.importers.open_session`, or a
-    :class:`~durable_nb.session.JsonlStore` holding it) gives the same entries back; the
-    leaf is the last entry, as for any reopened session (rule R9). O(size of the log).
+    :class:`~durable_nb.session.JsonlStore` holding it) gives the same entries back
+    and resumes where ``agent``'s leaf is (rule R9: the last entry that is not an
+    aside), unless the leaf was branched back to above other entries. O(size of the log).
     """
     init = {"type": "session_init", "id": agent.session_id, **session_record(agent, source)}
     head = (json.dumps(init, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    return head + b"".join(encode_line(e) for e in agent.entries() if not is_ephemeral(e))
+    durable = [e for e in agent.entries() if not is_ephemeral(e)]
+    return head + b"".join(encode_line(e) for e in leaf_last(durable, agent.leaf_id))
 
 
 def _write_atomic(path: Path, data: bytes, replace: bool) -> None:
