@@ -83,13 +83,6 @@ class Records:
             raise DurableError(f"{self.path}: the file holds no records (empty session log)")
 
 
-def read_records(path: Path, data: bytes | None = None) -> tuple[list[Record], list[str]]:
-    """Return the JSON objects of a JSONL file with their 1-based line numbers, and warnings
-    (a list of what :class:`Records` yields; ``data``, when given, is ignored: the file is read)."""
-    records = Records(path)
-    return list(records), records.notes
-
-
 def guarded(path: Path, lineno: int, fn: Callable[[], Any]) -> Any:
     """Return ``fn()``; a shape error inside it (a wrong type, a number too big for an
     integer, nesting too deep) becomes a :class:`CorruptLog` naming file and line."""
