@@ -1,0 +1,69 @@
+/**
+ * durable_nb entry-tree widget: the front end of durable_nb.widget.SessionWidget (anywidget's ES module).
+ *
+ * Python lays the tree out (durable_nb.layout) and syncs only small state (the traits of protocol.ts);
+ * the page fetches the lines it draws and draws views Python computed. This module mounts the toolbar
+ * and the panels of panels/index.ts and batches every change of one update message into one redraw.
+ * It never computes a layout or a view and never writes the store.
+ *
+ * Safety: every piece of entry text goes into the DOM through textContent. Nothing here uses
+ * innerHTML, creates <img>, or follows a URL from the data.
+ */
+import { Ctx } from "./context";
+import { PANELS } from "./panels";
+import { toolbar } from "./panels/toolbar";
+import type { Model } from "./protocol";
+
+/** The traits whose change redraws the widget (`tree` has its own handler: the lines move). */
+const REDRAWN = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden", "read_only", "session_cost"];
+
+function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+  const ctx = new Ctx(model);
+  const panels = PANELS.map((make) => make(ctx));
+  const bars = toolbar(ctx, panels);
+  ctx.root.append(...bars.els, ...panels.map((p) => p.el));
+  el.append(ctx.root);
+
+  let firstPaint = true;
+  let lastLeaf = "";
+  let queued = false;
+  /** Batch every change of one update message into one redraw. */
+  function refresh(): void {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      const leaf = ctx.leaf();
+      bars.showView();
+      if (firstPaint || leaf !== lastLeaf) ctx.hooks.reveal(ctx.selected() || leaf);
+      if (firstPaint) {
+        // `el` may not be laid out yet: reveal again once it is.
+        requestAnimationFrame(() => {
+          ctx.hooks.reveal(ctx.selected() || ctx.leaf());
+          ctx.hooks.paintRows();
+        });
+      }
+      firstPaint = false;
+      lastLeaf = leaf;
+      ctx.hooks.paintRows();
+      for (const p of panels) p.draw();
+      bars.draw();
+      ctx.hooks.drawStatus();
+      ctx.kernel.settle();
+    });
+  }
+  ctx.hooks.refresh = refresh;
+
+  const handlers = REDRAWN.map((k) => [`change:${k}`, () => refresh()] as const);
+  for (const [ev, cb] of handlers) model.on(ev, cb);
+  refresh();
+  return () => {
+    for (const [ev, cb] of handlers) model.off(ev, cb);
+    for (const p of panels) p.dispose?.();
+    bars.dispose();
+    ctx.kernel.dispose();
+  };
+}
+
+export default { render };
+export type { Model };

@@ -1,0 +1,69 @@
+/** The line cache: the lines of the tree Python sent, by index, for one layout revision. No DOM. */
+import type { Line } from "./protocol";
+
+export const MAX_CACHE = 1500; // lines kept; the farthest from the window are dropped
+
+/** A window of the tree (what is drawn plus a margin), never the whole of it. */
+export class Lines {
+  readonly at = new Map<number, Line>();
+  readonly index = new Map<string, number>();
+  asked: [number, number][] = []; // ranges requested at this revision
+  rev = -1;
+
+  constructor(readonly max: number = MAX_CACHE) {}
+
+  /** Forget the lines from index `from` on (all when 0), and what was asked. */
+  dropFrom(from: number): void {
+    for (const [i, line] of this.at) {
+      if (i < from) continue;
+      this.forget(i, line);
+    }
+    this.asked = [];
+  }
+
+  /** Keep `lines` at indices `start`, `start + 1`, .... */
+  put(start: number, lines: Line[]): void {
+    lines.forEach((line, k) => {
+      const old = this.at.get(start + k);
+      if (old && this.index.get(old.row.id) === start + k) this.index.delete(old.row.id);
+      this.at.set(start + k, line);
+      this.index.set(line.row.id, start + k);
+    });
+  }
+
+  /** Keep at most `max` lines, the nearest to index `around`. O(cached lines log cached lines) when over. */
+  trim(around: number): void {
+    if (this.at.size <= this.max) return;
+    const far = [...this.at.keys()].sort((a, b) => Math.abs(b - around) - Math.abs(a - around));
+    for (const i of far.slice(0, this.at.size - this.max)) this.forget(i, this.at.get(i) as Line);
+    this.asked = [];
+  }
+
+  /** Whether line `i` was asked for at this revision. */
+  pending(i: number): boolean {
+    return this.asked.some(([a, b]) => i >= a && i < b);
+  }
+
+  /** The cached line of entry `id`. */
+  lineOf(id: string): Line | undefined {
+    const i = this.index.get(id);
+    return i === undefined ? undefined : this.at.get(i);
+  }
+
+  /** The first range within [a, b) neither cached nor asked for: [lo, hi), or null when none. */
+  missing(a: number, b: number): [number, number] | null {
+    let lo = -1;
+    let hi = -1;
+    for (let i = a; i < b; i++) {
+      if (this.at.has(i) || this.pending(i)) continue;
+      if (lo < 0) lo = i;
+      hi = i + 1;
+    }
+    return lo < 0 ? null : [lo, hi];
+  }
+
+  private forget(i: number, line: Line): void {
+    this.at.delete(i);
+    if (this.index.get(line.row.id) === i) this.index.delete(line.row.id);
+  }
+}

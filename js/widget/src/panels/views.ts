@@ -1,0 +1,112 @@
+/**
+ * The model view and the transcript view at the selected entry, both drawn from Python's `views`
+ * (its last `view_limit` items; "Show earlier" asks for four times more). Redrawn only when Python
+ * sent new views or the hidden kinds changed. O(items shown).
+ */
+import { injectionBadge, originLabel, resultBadge } from "../badges";
+import { drawBlocks } from "../blocks";
+import type { Ctx } from "../context";
+import { button, h } from "../dom";
+import { short } from "../format";
+import type { ModelItem, TranscriptItem, Views } from "../protocol";
+import type { Panel } from "./panel";
+
+/** The "k earlier not shown" note with a button that asks Python for more. */
+function more(ctx: Ctx, panel: HTMLElement, shown: number, total: number): void {
+  if (shown >= total) return;
+  const note = h("div", "dnb-more");
+  note.append(h("span", "dnb-muted", `${total - shown} earlier not shown · `));
+  note.append(
+    button("dnb-action", "Show earlier", () => {
+      const before = ctx.model.get("views");
+      if (!ctx.kernel.request("earlier messages", () => ctx.model.get("views") !== before)) return;
+      ctx.model.set("view_limit", (ctx.model.get("view_limit") || 200) * 4);
+      ctx.model.save_changes();
+    }),
+  );
+  panel.append(note);
+}
+
+const where = (v: Partial<Views>) => (v.at ? `${short(v.at)}${v.following_leaf ? " (leaf)" : ""}` : "(empty)");
+
+/** Redraw `draw(v)` only when `views` or `hidden` changed since the last time. */
+function whenChanged(ctx: Ctx, draw: (v: Partial<Views>) => void): () => void {
+  let seenViews: unknown = null;
+  let seenHidden: unknown = null;
+  return () => {
+    const views = ctx.model.get("views");
+    const hidden = ctx.model.get("hidden") || [];
+    if (views !== seenViews || hidden !== seenHidden) draw(ctx.views());
+    seenViews = views;
+    seenHidden = hidden;
+  };
+}
+
+function modelCard(ctx: Ctx, m: ModelItem, n: number): HTMLElement {
+  const card = h("div", `dnb-card dnb-card-${m.role}`);
+  if (m.injected) card.classList.add(`dnb-card-${m.injected}`);
+  const head = h("div", "dnb-card-head");
+  head.append(h("span", "dnb-index", `${n}`), h("span", "dnb-label", m.role));
+  const inj = injectionBadge(m);
+  if (inj) head.append(inj);
+  if (!m.entry_id) head.append(h("span", "dnb-badge dnb-synth", m.origin && m.origin.startsWith("compaction:") ? "compaction summary" : "synthesized"));
+  else if (!m.injected && m.origin) head.append(h("span", "dnb-badge", originLabel(m.origin)));
+  const res = resultBadge(m, `result for ${m.tool_call_id}`);
+  if (res) head.append(res);
+  if (m.entry_id) head.append(h("span", "dnb-id", short(m.entry_id)));
+  card.append(head);
+  if (m.role === "tool_result" && (ctx.model.get("hidden") || []).includes("tool_result")) {
+    const fold = h("details", "dnb-fold");
+    fold.append(h("summary", "", "result (collapsed: tool results are hidden)"), drawBlocks(m.content, true));
+    card.append(fold);
+  } else card.append(drawBlocks(m.content, true));
+  return card;
+}
+
+export function modelPanel(ctx: Ctx): Panel {
+  const el = h("div", "dnb-panel dnb-model-panel");
+  const draw = (v: Partial<Views>) => {
+    el.replaceChildren();
+    const items = v.model || [];
+    const total = v.model_total || 0;
+    el.append(
+      h("div", "dnb-view-head", `Model view at ${where(v)}: the ${v.model_total ?? 0} messages the model receives (compaction applied, dangling tool calls repaired, injected context marked).`),
+    );
+    more(ctx, el, items.length, total);
+    const start = total - items.length;
+    items.forEach((m, i) => el.append(modelCard(ctx, m, start + i + 1)));
+  };
+  return { name: "model", tab: "Model view", el, draw: whenChanged(ctx, draw) };
+}
+
+function transcriptCard(t: TranscriptItem): HTMLElement {
+  const card = h("div", `dnb-card dnb-card-${t.role || t.type}`);
+  const head = h("div", "dnb-card-head");
+  head.append(h("span", "dnb-label", t.what || t.type));
+  const res = resultBadge(t, `result of ${t.tool_name || "tool"}`);
+  if (res) head.append(res);
+  head.append(h("span", "dnb-id", short(t.id)));
+  card.append(head);
+  const thinking = (t.blocks || []).filter((b) => b.type === "thinking");
+  const calls = (t.blocks || []).filter((b) => b.type === "tool_call");
+  if (thinking.length) card.append(drawBlocks(thinking, false));
+  if (t.type === "custom") {
+    if (t.data) card.append(h("pre", "dnb-pre", t.data));
+  } else if (t.text) card.append(h("div", "dnb-text", t.type === "compaction" ? `Summary: ${t.text}` : t.text));
+  else if (!calls.length) card.append(h("div", "dnb-muted", "(no text)"));
+  if (calls.length) card.append(drawBlocks(calls, false));
+  return card;
+}
+
+export function transcriptPanel(ctx: Ctx): Panel {
+  const el = h("div", "dnb-panel dnb-transcript-panel");
+  const draw = (v: Partial<Views>) => {
+    el.replaceChildren();
+    const items = v.transcript || [];
+    el.append(h("div", "dnb-view-head", `Transcript view at ${where(v)}: what a person reads (injected context and reminder blocks hidden; custom entries kept).`));
+    more(ctx, el, items.length, v.transcript_total || 0);
+    for (const t of items) el.append(transcriptCard(t));
+    if (!items.length) el.append(h("div", "dnb-muted", "Nothing for a reader here."));
+  };
+  return { name: "transcript", tab: "Transcript view", el, draw: whenChanged(ctx, draw) };
+}
