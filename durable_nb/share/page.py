@@ -3,9 +3,9 @@
     from durable_nb.share.page import page_html
     Path("session.html").write_text(page_html(agent))
 
-The page runs the widget's own front end (``static/widget.js`` and
-``widget.css``, inlined) against a read-only stand-in for anywidget's model
-(``static/export.js``), so it has the same tree, views, details panel,
+The page runs the widget's own front end against a read-only stand-in for
+anywidget's model: ``static/export.js`` (the bundle of ``js/widget/src/export.ts``,
+the widget inside) and ``widget.css``, inlined; so it has the same tree, views, details panel,
 keyboard and branch navigation as the live widget, from ``file://`` with no
 network and no kernel. The lines and views are what
 :class:`~durable_nb.widget.SessionWidget` would send (:func:`~durable_nb.widget.tree_line`,
@@ -35,7 +35,9 @@ from typing import Any
 
 from ..cost import tally
 from ..session import MessageEntry, codec, elided_count, is_ephemeral
-from ..widget import VIEW_LIMIT, agent_layout, asset, cost_text, elide_blobs, fallback, tree_line, views_at
+from ..widget import VIEW_LIMIT, agent_layout, cost_text, elide_blobs, fallback, tree_line, views_at
+from ..widget.assets import built
+from ..widget.encoding import entry_title
 
 VIEW_BUDGET = 200_000  # path entries walked (sum of depths) to embed views: about 1 s here, and all of a few-hundred-entry session
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -78,7 +80,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
     ``items`` (each distinct view item and entry, once), ``views`` (``{id: [model
     refs, model total, transcript refs, transcript total, depth, elided count, cost]}`` for the
     embedded entries),
-    ``entries`` (``{id: full encoding}`` of every entry, blobs elided) and ``notes``.
+    ``entries`` (``{id: full encoding}`` of every entry, blobs elided, with its details' ``title``) and ``notes``.
 
     Views are embedded in :func:`view_order` while the sum of the depths stays within
     ``budget`` (the leaf's always). Cost: O(n) + O(budget + embedded entries * ``limit``).
@@ -138,7 +140,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         "lines": [tree_line(agent, lay, i, elided_ids) for i in lay.lines],
         "items": items,
         "views": views,
-        "entries": {i: elide_blobs(codec.encode(e)) for i, e in by_id.items()},
+        "entries": {i: {**elide_blobs(codec.encode(e)), "title": entry_title(e)} for i, e in by_id.items()},
         "notes": {
             "missing": f"The views at {{id}} are not in this page (it holds them at {len(views)} of {len(entries)} "
             "entries: the leaf, the branch tips and the active path first). The details below are complete.",
@@ -168,9 +170,8 @@ def page_html(agent: Any, source: str = "", budget: int = VIEW_BUDGET) -> str:
         f"<b>durable_nb</b> session <code>{escape(agent.session_id)}</code> · {len(agent.entries())} entries · "
         f"exported {when}{' from ' + escape(source) if source else ''} · read-only page"
     )
-    widget_js = _script_safe(asset("widget.js").read_text(encoding="utf-8"), "widget.js")
-    export_js = _script_safe(asset("export.js").read_text(encoding="utf-8"), "export.js")
-    css = _script_safe(asset("widget.css").read_text(encoding="utf-8"), "widget.css")
+    export_js = _script_safe(built("export.js"), "export.js")
+    css = _script_safe(built("widget.css"), "widget.css")
     return (
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'
@@ -183,6 +184,6 @@ def page_html(agent: Any, source: str = "", budget: int = VIEW_BUDGET) -> str:
         '<div id="dnb-root"></div>\n'
         f"<noscript>{fallback.html(static)}</noscript>\n"
         f'<script type="application/json" id="dnb-data">{_json_in_html(data)}</script>\n'
-        f'<script type="module">\n{widget_js}\n{export_js}\n</script>\n'
+        f'<script type="module">\n{export_js}\n</script>\n'
         "</body></html>\n"
     )

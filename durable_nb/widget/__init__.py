@@ -4,7 +4,7 @@
     w = SessionWidget(agent)      # display(w), or just display the agent
     w.sync()                      # push what changed since the last sync
 
-The front end (``static/widget.js``, ``static/widget.css``) draws the tree from *lines* Python
+The front end (``static/widget.js``, ``static/widget.css``: the esbuild bundle of ``js/widget/src``) draws the tree from *lines* Python
 lays out (:class:`~durable_nb.widget.layout.Layout`, kept up to date one entry at a time) and
 fetches only the lines it draws, plus a margin, by custom message. It draws views that Python
 computed (:func:`~durable_nb.session.model_view`, :func:`~durable_nb.session.transcript_view`,

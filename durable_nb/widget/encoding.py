@@ -14,7 +14,17 @@ import json
 from typing import Any
 
 from ..cost import format_cost, message_cost, tokens
-from ..session import CompactionEntry, CustomEntry, Entry, MessageEntry, codec, display_text, is_aside, kept_from
+from ..session import (
+    CompactionEntry,
+    CustomEntry,
+    Entry,
+    MessageEntry,
+    codec,
+    display_text,
+    is_aside,
+    is_turn_start,
+    kept_from,
+)
 from ..session.labels import label_of
 from .layout import START, Layout
 
@@ -22,7 +32,7 @@ START_PREVIEW = "start of the session: the first entries branch here"
 PREVIEW_CHARS = 160  # characters of text a tree row carries
 DATA_CHARS = 4000  # characters of a custom entry's data shown in a view
 # The row drawn above several root-level entries: the session's start, where they branch.
-START_ROW: dict[str, Any] = {"id": "", "parent_id": "", "type": "start", "preview": START_PREVIEW}
+START_ROW: dict[str, Any] = {"id": "", "parent_id": "", "type": "start", "what": "start", "preview": START_PREVIEW}
 
 
 def _preview(text: str) -> str:
@@ -46,12 +56,33 @@ def elide_blobs(d: Any) -> Any:
     return d
 
 
+def shown_kind(entry: Entry) -> str:
+    """Return what the page labels ``entry`` as on its row and transcript card: a message's role,
+    ``custom · <kind>`` (``?`` for an empty kind), ``compaction``, or the entry's type. O(1)."""
+    if isinstance(entry, MessageEntry):
+        return entry.message.role
+    if isinstance(entry, CustomEntry):
+        return f"custom · {entry.kind or '?'}"
+    return "compaction" if isinstance(entry, CompactionEntry) else type(entry).__name__
+
+
+def entry_title(entry: Entry) -> str:
+    """Return the heading of ``entry``'s details: ``user message``, ``custom entry · <kind>``, ``compaction entry``. O(1)."""
+    if isinstance(entry, MessageEntry):
+        return f"{entry.message.role} message"
+    if isinstance(entry, CustomEntry):
+        return f"custom entry · {entry.kind}"
+    return f"{'compaction' if isinstance(entry, CompactionEntry) else type(entry).__name__} entry"
+
+
 def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, Any]:
     """Return the small dict the tree draws for ``entry`` (keys with empty values left out).
 
     Always ``id``, ``parent_id``, ``created_at``, ``type`` (``message``,
-    ``compaction``, ``custom``) and ``preview`` (:func:`display_text`, one
-    line, at most ``PREVIEW_CHARS``). Messages add ``role``, ``injected``,
+    ``compaction``, ``custom``), ``preview`` (:func:`display_text`, one
+    line, at most ``PREVIEW_CHARS``) and ``what`` (:func:`shown_kind`); ``turn``
+    (true for a user message that starts a turn, :func:`~durable_nb.session.is_turn_start`:
+    the page marks one that no entry answers "no reply"). Messages add ``role``, ``injected``,
     ``origin``, ``tools`` (tool-call names; a message with calls and no text
     previews them as ``name({arguments})``), ``bad_arguments`` (calls whose
     arguments were not a JSON object), ``thinking`` (count of Thinking
@@ -72,6 +103,8 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
         "parent_id": entry.parent_id,
         "created_at": entry.created_at,
         "preview": _preview(display_text(entry)),
+        "what": shown_kind(entry),
+        "turn": is_turn_start(entry),
     }
     if isinstance(entry, MessageEntry):
         m = entry.message
@@ -140,7 +173,7 @@ def view_message(m: Any, entry_id: str) -> dict[str, Any]:
 
 def view_entry(e: Entry) -> dict[str, Any]:
     """Return entry ``e`` as a transcript item: ``id``, ``type``, ``text``, and what a reader sees of it."""
-    d: dict[str, Any] = {"id": e.id, "type": row(e)["type"], "text": display_text(e)}
+    d: dict[str, Any] = {"id": e.id, "type": row(e)["type"], "text": display_text(e), "what": shown_kind(e)}
     if isinstance(e, MessageEntry):
         m = e.message
         d["role"] = m.role

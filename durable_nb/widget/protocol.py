@@ -1,6 +1,6 @@
 """The page protocol, Python side: every synced trait, every request the page sends and every reply.
 
-Its TypeScript twin will live in ``js/widget/src/protocol.ts``; a test compares the two, so keep
+Its TypeScript twin is ``js/widget/src/protocol.ts``; tests/widget/test_protocol_ts.py compares the two, so keep
 this module declarations only (``TypedDict``, ``Literal``), readable with
 :func:`typing.get_type_hints`: a field the page may miss is ``NotRequired``.
 
@@ -64,6 +64,8 @@ class Row(TypedDict):
     parent_id: str
     type: RowType
     preview: str
+    what: str  # what the row is labelled: a message's role, "custom · <kind>", the type (encoding.shown_kind)
+    turn: NotRequired[bool]  # a user message that starts a turn (is_turn_start): "no reply" when unanswered
     created_at: NotRequired[str]
     role: NotRequired[str]
     injected: NotRequired[str]
@@ -126,6 +128,7 @@ class ViewEntry(TypedDict):
     id: str
     type: RowType
     text: str
+    what: str  # as Row.what
     role: NotRequired[str]
     blocks: NotRequired[list[dict[str, Any]]]  # tool calls and thinking
     tool_call_id: NotRequired[str]
@@ -147,6 +150,7 @@ class Views(TypedDict):
     transcript: list[ViewEntry]
     transcript_total: int
     entry: dict[str, Any] | None  # the entry at ``at`` in the log's encoding, blobs elided
+    title: str  # the details' heading of ``entry`` (encoding.entry_title; "" without one)
     cost: str  # tokens and cost of the path's replies ("" for none)
 
 

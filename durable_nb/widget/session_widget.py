@@ -17,7 +17,7 @@ from ..errors import DurableError
 from ..kept import keep_tally, session_tally
 from ..session import Entry, Finder, MessageEntry
 from . import comparison, fallback, preparation
-from .assets import asset
+from .assets import front_end
 from .encoding import tree_line
 from .follow import follow
 from .layout import Layout
@@ -39,8 +39,8 @@ class SessionWidget(anywidget.AnyWidget):
     ``"transcript"``. The protocol with the page is :mod:`durable_nb.widget.protocol`.
     """
 
-    _esm = asset("widget.js")
-    _css = asset("widget.css")
+    _esm = front_end("widget.js")
+    _css = front_end("widget.css")
 
     # The one table of the page's requests: action -> method (which takes the request dict).
     ACTIONS: dict[str, str] = {

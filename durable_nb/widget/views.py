@@ -27,7 +27,7 @@ from ..session import (
     model_view,
     transcript_view,
 )
-from .encoding import elide_blobs, view_entry, view_message
+from .encoding import elide_blobs, entry_title, view_entry, view_message
 
 VIEW_LIMIT = 100  # messages per view sent at first ("show earlier" asks for 4x more)
 CHARS_PER_ITEM = 500  # a view's JSON budget is this times view_limit (at least one item is sent)
@@ -76,7 +76,8 @@ def views_at(
     Keys: ``at``, ``following_leaf``, ``depth``, ``model`` and ``transcript``
     (each view's last ``limit`` items within about ``limit * CHARS_PER_ITEM``
     characters), ``model_total`` and ``transcript_total`` (how many there
-    are), ``entry`` (the full entry at ``at``, blobs elided, or ``None``),
+    are), ``entry`` (the full entry at ``at``, blobs elided, or ``None``) and ``title``
+    (its details' heading, :func:`~durable_nb.widget.encoding.entry_title`),
     ``cost`` (tokens and cost of the replies on the path, :func:`cost_text`).
     Pass one ``memo`` dict to many calls over one session to encode each item
     once: the calls then return the same dict object for the same item.
@@ -124,6 +125,7 @@ def _views(
         "transcript": _last_within(transcript, _sized(view_entry, memo, "t"), limit),
         "transcript_total": transcript_total,
         "entry": elide_blobs(codec.encode(last)) if last is not None else None,
+        "title": entry_title(last) if last is not None else "",
     }
 
 
