@@ -32,7 +32,7 @@ from pathlib import Path
 
 from tests.support import CHROMIUM, ROOT, child_env, launch_chromium, write_notebook  # noqa: F401  (re-exported)
 
-EXTENSION = ROOT / "durable_nb" / "labextension"  # the build of labextension/ (./dev builds it)
+EXTENSION = ROOT / "durable_nb" / "labextension"  # the build of js/labextension/ (./dev builds it)
 
 
 def free_port() -> int:

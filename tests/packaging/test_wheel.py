@@ -1,4 +1,5 @@
-"""The wheel ships the prebuilt JupyterLab / Notebook 7 extension: installed into a fresh venv, JupyterLab lists it.
+"""The wheel ships the prebuilt front ends (js/): the widget's bundle, and the JupyterLab / Notebook 7 extension:
+installed into a fresh venv, JupyterLab lists it.
 
 The wheel is built from this checkout with its build backend (hatchling and
 hatch-jupyter-builder, no isolation: the extension build that ``./dev build``
@@ -36,6 +37,7 @@ def test_the_wheel_installs_an_enabled_labextension(tmp_path):
     assert any(n.startswith(SHARED + "schemas/durable_nb/plugin.json") for n in names)
     assert not any(n.startswith("durable_nb/labextension/") for n in names)  # shipped once, as shared data
     assert "durable_nb/static/widget.js" in names
+    assert {"durable_nb/static/export.js", "durable_nb/static/widget.css"} <= set(names)  # the bundle, built from js/
 
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", "--system-site-packages", str(venv))
