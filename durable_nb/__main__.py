@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .commands import copy, export
+from .commands import copy, evaluate, export
 from .errors import DurableError
 
-COMMANDS = (export, copy)
+COMMANDS = (export, copy, evaluate)
 
 
 def parser() -> argparse.ArgumentParser:

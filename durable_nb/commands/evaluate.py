@@ -1,0 +1,93 @@
+"""``python -m durable_nb eval SPEC.py --store STORE [--name NAME] [--baseline NAME] [--junit PATH]``.
+
+SPEC.py defines ``prompt`` and ``cases`` at module level, and optionally
+``variants``, ``graders``, ``name``, ``history``, ``session_id`` and
+``concurrency`` (see :func:`durable_nb.evals.run`). The run goes into
+session ``--session`` (default: the spec's ``session_id``, else ``eval``) of
+``--store``. Prints the grid; exits 0 when every pair passed (with
+``--baseline``: when no pair regressed against that run), 1 when some failed
+or regressed, 2 on a usage error (a bad spec, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import DurableError, SessionNotFound
+from ..evals import load
+from ..evals import run as run_eval
+from ..evals.report import comparison, grid, junit
+from ..session.locate import open_store
+
+USAGE = 2
+SPEC_NAMES = ("prompt", "cases", "variants", "graders", "name", "history", "session_id", "concurrency")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``eval`` subcommand to ``subparsers`` and return its parser."""
+    p = subparsers.add_parser(
+        "eval",
+        help="run an evaluation spec (prompt × cases × variants × graders); exit 1 when a pair fails",
+        description="Run (or continue) the evaluation SPEC.py defines (prompt, cases, variants, graders) in a "
+        "store, print the grid, and exit 0 when every pair passed (with --baseline: nothing regressed), "
+        "1 when some failed or regressed, 2 on a usage error.",
+    )
+    p.add_argument("spec", metavar="SPEC.py", help="a Python file defining prompt, cases, variants, graders")
+    p.add_argument("--store", required=True, metavar="STORE", help="a JSONL folder, a SQLite file or a PostgreSQL DSN")
+    p.add_argument("--session", default=None, metavar="ID", help="the session (default: the spec's, else 'eval')")
+    p.add_argument("--name", default=None, metavar="NAME", help="the run's name (default: the spec's, else derived)")
+    p.add_argument(
+        "--baseline", default=None, metavar="NAME", help="a run to compare with: exit 1 when a pair regressed"
+    )
+    p.add_argument("--junit", default=None, metavar="PATH", help="write JUnit XML, one test case per pair")
+    p.set_defaults(run=run)
+    return p
+
+
+def read_spec(path: str) -> dict[str, Any]:
+    """Return the spec's module-level names; raises :class:`DurableError` (one line) for a missing file,
+    a file that fails to run, or one without ``prompt`` or ``cases``."""
+    p = Path(path)
+    if not p.is_file():
+        raise DurableError(f"no spec file {path!r}")
+    try:
+        ns = runpy.run_path(str(p))
+    except Exception as e:  # noqa: BLE001 - the spec's own error, one line
+        raise DurableError(f"spec {p.name} failed to run: {type(e).__name__}: {e}") from None
+    missing = [k for k in ("prompt", "cases") if k not in ns]
+    if missing:
+        raise DurableError(f"spec {p.name} defines no {' and no '.join(missing)} (it needs prompt and cases)")
+    return {k: ns[k] for k in SPEC_NAMES if k in ns}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the spec; print the grid (and the comparison); return 0, 1 or 2."""
+    try:
+        spec = read_spec(args.spec)
+        store = open_store(args.store)
+        sid = args.session or spec.pop("session_id", None) or "eval"
+        spec.pop("session_id", None)
+        if args.name:
+            spec["name"] = args.name
+        base = None
+        if args.baseline:
+            try:
+                base = load(store, sid, args.baseline)
+            except SessionNotFound:
+                raise DurableError(f"no baseline run {args.baseline!r}: session {sid!r} is not in the store") from None
+        result = run_eval(store=store, session_id=sid, **spec)
+    except DurableError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return USAGE
+    print(grid(result))
+    if args.junit:
+        junit(result, args.junit)
+    if base is not None:
+        c = result.compare(base)
+        print(comparison(c))
+        return 1 if c.regressed else 0
+    return 0 if result.passed else 1
