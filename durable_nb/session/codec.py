@@ -40,6 +40,7 @@ general path (a property test holds them to it).
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 from typing import Any, Union, cast
@@ -49,6 +50,7 @@ import msgspec
 from .. import ai
 from ..ai import EXTRA
 from ..errors import DurableError, EphemeralNotStored
+from .compact import untrack
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 
 _CUSTOM_BASE = frozenset({"id", "parent_id", "created_at", "kind", "data"})
@@ -219,7 +221,7 @@ _encoder = msgspec.json.Encoder()
 _CLASSES: dict[Any, type[Entry]] = {"message": MessageEntry, "compaction": CompactionEntry, "custom": CustomEntry}
 
 
-def decode(d: dict[str, Any]) -> Entry:
+def decode(d: dict[str, Any], _strict: bool = True) -> Entry:
     """Return the entry of a dict made by :func:`encode`.
 
     msgspec converts the dict into the entry types, the same types and rules
@@ -249,18 +251,19 @@ def decode(d: dict[str, Any]) -> Entry:
     if cls is CustomEntry:
         return _decode_custom(d)
     try:
-        return _decode_entry(d, cls, str(t))
+        return _decode_entry(d, cls, str(t), _strict)
     except UnicodeEncodeError:  # a lone surrogate: msgspec takes only strings UTF-8 can hold
-        return cast(Entry, _unhide(_decode_entry(_hide(d), cls, str(t))))
+        return cast(Entry, _unhide(_decode_entry(_hide(d), cls, str(t), _strict)))
 
 
-def _decode_entry(d: dict[str, Any], cls: Any, t: str) -> Entry:
-    try:
-        e = msgspec.convert(d, cls)  # strict: nothing unknown, nothing lenient
-        if not has_extra(e):
-            return cast(Entry, e)
-    except msgspec.ValidationError:
-        pass
+def _decode_entry(d: dict[str, Any], cls: Any, t: str, strict: bool) -> Entry:
+    if strict:  # field by field gives the same entry; a strict conversion first is quicker when it takes
+        try:
+            e = msgspec.convert(d, cls)  # strict: nothing unknown, nothing lenient
+            if not has_extra(e):
+                return cast(Entry, e)
+        except msgspec.ValidationError:
+            pass
     kept, extra = _split(d, _ENTRY_KEYS[cls])
     if any(type(kept.get(k, "")) is not str for k in ("id", "parent_id", "created_at")):
         raise DecodeError(f"{t} entry: id, parent_id and created_at must be strings")
@@ -333,7 +336,12 @@ def _decode_custom(d: dict[str, Any]) -> CustomEntry:
     fields = {k: v for k, v in d.items() if k not in _CUSTOM_HEADER}
     if _lone_data(fields):
         fields = fields["data"]
-    return _registered(CustomEntry(**head, data=fields))
+    cls = custom_class(head["kind"])
+    if cls is CustomEntry:
+        return CustomEntry(**head, data=fields)
+    data = dict(fields)  # the class's declared fields are taken out (of a copy: ``d`` is the caller's)
+    known = {k: data.pop(k) for k in cls.__struct_fields__ if k not in _CUSTOM_BASE and k in data}
+    return cls(**head, data=data, **known)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -410,7 +418,7 @@ _json = msgspec.json.Decoder().decode
 _EXTRA_BYTES = EXTRA.encode()
 
 
-def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
+def decode_lines(buf: bytes | memoryview, one_pass: bool = False) -> list[Entry] | None:
     """Return the entries of JSON lines (one entry object per line), or ``None``
     when a line is not an entry the codec reads (bad JSON, a wrong field), so
     the caller can find and name it.
@@ -424,8 +432,22 @@ def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
     at the cost of only the lines that have them. Blank lines are skipped
     and an object may span lines in the one-pass decode, so a caller that
     numbers lines checks the count. An empty ``id`` gives ``None``. Custom
-    entries come back as their registered class. O(size).
+    entries come back as their registered class. ``one_pass=True`` gives
+    ``None`` instead of decoding line by line (a caller with checks of its
+    own to make first: the refusal is cheap, at the first line refused). Their content lists are
+    out of the cyclic GC's walks (:data:`~durable_nb.session.compact.untrack`),
+    and the collector is paused while they are built. O(size).
     """
+    paused = gc.isenabled()  # the entries are acyclic: nothing for the collector to find while they are built
+    gc.disable()
+    try:
+        return _decode_all(buf, one_pass)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _decode_all(buf: bytes | memoryview, one_pass: bool) -> list[Entry] | None:
     raw = cast(bytes, buf.obj if isinstance(buf, memoryview) else buf)
     spelled = b"\x7f" in raw and _EXTRA_BYTES in raw  # a line spells ai.EXTRA: read every line field by field
     try:
@@ -433,16 +455,23 @@ def decode_lines(buf: bytes | memoryview) -> list[Entry] | None:
             raise ValueError
         entries = cast("list[Entry]", _decode_lines(buf))
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+        if one_pass:
+            return None
         data = bytes(buf)
         some = _line_by_line(data, strict=False) if spelled else _by_runs(data)
         if some is None:
             return None
         entries = some
+    off_gc = untrack
     for i, e in enumerate(entries):
         if not e.id:
             return None
-        if type(e) is CustomEntry:
-            entries[i] = _registered(e)
+        t = type(e)
+        if t is MessageEntry:
+            if off_gc is not None:
+                off_gc(e.message.content)  # type: ignore[attr-defined]
+        elif t is CustomEntry:
+            entries[i] = _registered(cast(CustomEntry, e))
     return entries
 
 
@@ -475,8 +504,8 @@ def _by_runs(data: bytes) -> list[Entry] | None:
                 if run is None:
                     return None
                 out.extend(run)
-        if end > start:
-            line = _line_by_line(data[start:end], strict=True)
+        if end > start:  # a custom entry with fields of its own is never strict: straight to the general path
+            line = _line_by_line(data[start:end], strict=False)
             if line is None:
                 return None
             out.extend(line)
@@ -505,7 +534,7 @@ def _line_by_line(data: bytes, strict: bool) -> list[Entry] | None:
             except (ValueError, RecursionError):
                 return None
         try:
-            out.append(decode(obj))
+            out.append(decode(obj, _strict=not strict))  # the strict decoder refused this line already
         except DecodeError:
             return None
     return out
