@@ -120,8 +120,7 @@ class Agent:
                 loaded, resumed = [], False
             except SessionExists:  # created by someone else in between
                 loaded = self.store.load_entries(session_id)
-        for e in loaded:
-            self._log.remember(e)
+        self._log.load(loaded)
         if loaded:
             self.leaf_id = resume_leaf(loaded)
         if resumed:

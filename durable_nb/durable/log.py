@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import msgspec
 
 from ..errors import DurableError
-from ..session import Entry, Store, is_ephemeral, new_id, now
+from ..session import Entry, MessageEntry, Store, is_ephemeral, new_id, now
 from ..session.labels import Labels
 from .active import ActivePath
 from .inputs import text
@@ -81,6 +81,19 @@ class Log:
             if move:
                 self.active.extend(durable)
         return durable
+
+    def load(self, loaded: list[Entry]) -> None:
+        """Take a session's entries as the store returned them into an empty log (what :meth:`remember`
+        does for each, in one pass at C speed when the ids are distinct: ~0.1 µs an entry)."""
+        if self.entries or len(by_id := {e.id: e for e in loaded}) != len(loaded):
+            for e in loaded:  # duplicate ids: the general rule
+                self.remember(e)
+            return
+        self.entries.extend(loaded)
+        self.by_id.update(by_id)
+        for e in loaded:
+            if type(e) is not MessageEntry:  # only custom entries can be labels
+                self.labels.add(e)
 
     def remember(self, e: Entry) -> None:
         """Add an entry already in the store (or ephemeral) to the log; the leaf stays. O(1)."""

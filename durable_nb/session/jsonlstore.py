@@ -444,18 +444,25 @@ def _strict_entries(f: Path, data: bytes) -> list[Entry] | None:
     """Return the entries of a well-formed log in one msgspec pass, or ``None``
     to send it down the general path.
 
-    ``None`` when the file does not end with a newline (a torn tail), when it
-    may carry the legacy ``"meta"`` flag (:func:`may_carry_legacy_meta`: the
-    general path finds out), when
+    ``None`` when the file does not end with a newline (a torn tail), when
+    the strict one-pass decode refuses it and it may carry the legacy
+    ``"meta"`` flag (:func:`may_carry_legacy_meta`: the general path finds
+    out; a line with the flag never passes the strict decode), when
     :func:`~durable_nb.session.codec.decode_lines` refuses the lines, or
     when the entries do not come one per line. Checks the ``session_init``
     line. O(size): the decode, one scan for ``"meta"`` and one count of lines.
     """
-    if not data.endswith(b"\n") or may_carry_legacy_meta(data):
+    if not data.endswith(b"\n"):
         return None
     first = data.find(b"\n")
     _record(f, data[:first])
-    entries = decode_lines(memoryview(data)[first + 1 :])
+    body = memoryview(data)[first + 1 :]
+    # One strict pass first: it refuses any line with a field no type declares, the legacy flag among them.
+    entries = decode_lines(body, one_pass=True)
+    if entries is None:
+        if may_carry_legacy_meta(data):
+            return None
+        entries = decode_lines(body)
     if entries is None or len(entries) != data.count(b"\n") - 1:
         return None
     return entries
