@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -240,33 +241,31 @@ class SqliteStore:
         """Return ``(record, entry count, last entry's created_at or "")`` for every session, oldest
         first, without decoding an entry: what ``%durable sessions`` lists.
 
-        A session holding a row that is not JSON text is left out and, with an
-        ``unreadable`` list, added to it as ``(session id, reason naming the
-        file and the entry)``: one bad row never hides the other sessions.
-        Cost: two queries, O(entries) in the index plus SQLite's JSON check
-        of every row (about 0.4 s per GB), and one parse of each session's last row.
+        Each session's last row is parsed for its time (NaN and Infinity,
+        which the codec writes and SQLite's JSON functions refuse, are
+        fine). A session whose last row is not a JSON object is left out
+        and, with an ``unreadable`` list, added to it as ``(session id,
+        reason naming the file and the entry)``: one bad row never hides
+        the other sessions (a bad row further back is named when the
+        session is opened). Cost: one query, O(entries) in the index, and
+        one parse of each session's last row.
         """
+        last = "FROM entries e WHERE e.session = s.id ORDER BY e.rowid DESC LIMIT 1"
         with self._errors("list sessions"), self._lock:
             rows = self._db.execute(
-                "SELECT s.id, s.parent_id, s.created_at, "
-                "(SELECT count(*) FROM entries e WHERE e.session = s.id), "
-                "(SELECT body FROM entries e WHERE e.session = s.id ORDER BY e.rowid DESC LIMIT 1) "
-                "FROM sessions s ORDER BY s.created_at, s.id"
+                "SELECT s.id, s.parent_id, s.created_at, (SELECT count(*) FROM entries e WHERE e.session = s.id), "
+                f"(SELECT e.id {last}), (SELECT e.body {last}) FROM sessions s ORDER BY s.created_at, s.id"
             ).fetchall()
-            suspects = self._db.execute(  # SQLite's JSON refuses NaN/Infinity, which the codec writes: parse those
-                "SELECT session, id, body FROM entries WHERE typeof(body) != 'text' OR NOT json_valid(body) ORDER BY rowid"
-            ).fetchall()
-        bad: dict[str, str] = {}
-        for sid, eid, body in suspects:
-            if sid not in bad and _json_object(body) is None:
-                bad[sid] = f"{self.path} session {sid!r}: entry {eid!r} is not a JSON object (a damaged row)"
         out = []
-        for a, b, c, n, last in rows:
-            if a in bad:
+        for a, b, c, n, eid, body in rows:
+            obj = _json_object(body) if n else {}
+            if obj is None:
                 if unreadable is not None:
-                    unreadable.append((a, bad[a]))
+                    unreadable.append(
+                        (a, f"{self.path} session {a!r}: entry {eid!r} is not a JSON object (a damaged row)")
+                    )
                 continue
-            at = (_json_object(last) or {}).get("created_at") if last is not None else ""
+            at = obj.get("created_at", "")
             out.append((SessionRecord(a, b, c), n, at if type(at) is str else ""))
         return out
 
@@ -372,9 +371,19 @@ def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:
 
 def _rows(entries: Sequence[Entry]) -> list[tuple[str, str, str]]:
     """Return ``(id, JSON body, search text)`` for each entry: everything encoded before any write.
-    The search text is the rule's words (:func:`~durable_nb.session.search.words`: case-folded, ``_``
-    inside), space-separated, so the index's tokens are those words."""
-    return [(e.id, encode_line(e)[:-1].decode("utf-8"), " ".join(words(search_text(e)))) for e in entries]
+    The search text is case-folded with every run of non-word characters made one space, so the
+    index's tokens are the rule's :func:`~durable_nb.session.search.words` (FTS5 would keep a
+    combining accent inside a token, the rule does not); ASCII text is already that way."""
+    return [(e.id, encode_line(e)[:-1].decode("utf-8"), _index_text(search_text(e))) for e in entries]
+
+
+_NON_WORD = re.compile(r"\W+")
+
+
+def _index_text(text: str) -> str:
+    """Return what the FTS5 index gets for ``text`` (see :func:`_rows`). O(len(text))."""
+    folded = text.casefold()
+    return folded if folded.isascii() else _NON_WORD.sub(" ", folded)
 
 
 def _json_object(body: object) -> dict | None:
