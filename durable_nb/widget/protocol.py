@@ -208,7 +208,7 @@ class Diff(TypedDict):
 
     a: int
     b: int
-    same: bool
+    same: int  # messages the same
     messages: list[Change]
     system: list[str] | None
     model: list[str] | None

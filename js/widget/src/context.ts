@@ -7,14 +7,14 @@ import { h } from "./dom";
 import { short } from "./format";
 import { Kernel } from "./kernel";
 import { Lines } from "./lines";
-import type { Line, Model, SearchHit, Tree, ViewName, Views } from "./protocol";
+import type { Line, Model, Hit, Tree, View, Views } from "./protocol";
 
 /** The find's state: the query answered, the one asked, the hits in drawn order and the current one. */
 export interface Found {
   query: string;
   asked: string;
   total: number;
-  hits: SearchHit[];
+  hits: Hit[];
   at: number;
 }
 
@@ -115,7 +115,7 @@ export class Ctx {
   }
 
   /** Show the panel `name`. */
-  setView(name: ViewName): void {
+  setView(name: View): void {
     this.model.set("view", name);
     this.model.save_changes();
     this.hooks.showView();

@@ -73,8 +73,8 @@ function standIn(data: PageData): Model {
   function viewsAt(at: string, following: boolean, limit: number): Views {
     const v = data.views[at];
     const entry = data.entries[at] || null;
-    const title = entry?.title;
-    if (!v) return { at, following_leaf: following, depth: 0, model: [], model_total: 0, transcript: [], transcript_total: 0, entry, title };
+    const title = entry?.title || "";
+    if (!v) return { at, following_leaf: following, depth: 0, model: [], model_total: 0, transcript: [], transcript_total: 0, entry, title, cost: "" };
     const [model, modelTotal, transcript, transcriptTotal, depth, , cost] = v;
     const take = <T>(refs: number[]) => refs.slice(-Math.max(1, limit)).map((i) => items[i] as T);
     return { at, following_leaf: following, depth, model: take(model), model_total: modelTotal, transcript: take(transcript), transcript_total: transcriptTotal, entry, title, cost: cost || "" };

@@ -1,7 +1,7 @@
 /**
  * The page protocol between SessionWidget (Python, durable_nb.widget) and this front end, typed:
  * the synced traits, the requests the page sends (`model.send`) and the replies Python sends back
- * as custom messages. tests/widget/test_protocol.py checks these declarations against the Python
+ * as custom messages. tests/widget/test_protocol_ts.py checks these declarations against the Python
  * side's (durable_nb/widget/protocol.py): a field added on one side and not the other fails it.
  */
 
@@ -10,10 +10,10 @@ export interface Row {
   id: string;
   parent_id: string;
   created_at?: string;
-  type: string;
+  type: RowType;
   preview: string;
   /** what the row is: a message's role, `custom · <kind>`, or the entry type (Python's `shown_kind`) */
-  what?: string;
+  what: string;
   /** an ordinary user message: it starts a turn (Python's is_turn_start) */
   turn?: boolean;
   role?: string;
@@ -27,16 +27,24 @@ export interface Row {
   tool_call_id?: string;
   is_error?: boolean;
   duration_ms?: number;
-  tokens?: [number, number];
+  tokens?: number[]; // [input, output]
   cost?: string;
   kind?: string;
   aside?: boolean;
   first_kept_id?: string;
   tokens_before?: number;
-  elides?: [string, string, number];
+  elides?: [string, string, number]; // [first id, last id, count]
 }
 
+export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter";
+export type ReplyName = "lines" | "locate" | "search";
+/** the tab the page shows */
+export type View = "tree" | "model" | "transcript" | "compare";
+/** how a line hangs off the line above it */
 export type Mark = "root" | "cont" | "branch" | "eph";
+export type RowType = "message" | "compaction" | "custom" | "start";
+/** the kind groups the tree can hide */
+export type FilterGroup = "custom" | "aside" | "tool_result";
 
 /** One line of the laid-out tree. */
 export interface Line {
@@ -53,7 +61,7 @@ export interface Tree {
   rev: number;
   lines: number;
   entries: number;
-  changed_from: number | null;
+  changed_from: number;
   leaf_line: number;
 }
 
@@ -76,42 +84,47 @@ export interface Timing {
   total_ms?: number;
 }
 
-/** A message as Python's codec encodes it. */
+/** A message as Python's codec encodes it (the log's encoding: empty fields left out). */
 export interface Message {
   role: string;
   content: Block[];
-  injected?: string | null;
-  origin?: string | null;
-  tool_call_id?: string | null;
-  tool_name?: string | null;
+  injected?: string;
+  origin?: string;
+  tool_call_id?: string;
+  tool_name?: string;
   is_error?: boolean;
-  model?: string | null;
-  usage?: Record<string, unknown> | null;
-  stop_reason?: string | null;
-  settings?: Record<string, unknown> | null;
-  timing?: Timing | null;
+  usage?: Record<string, unknown>;
+  stop_reason?: string;
+  model?: string;
+  settings?: Record<string, unknown>;
+  timing?: Timing;
+  ephemeral_context?: string[];
+  api?: string;
+  provider?: string;
+  error?: string;
+  timestamp?: string;
 }
 
 /** A model-view item: a message, with the entry it came from ("" when the view synthesized it). */
-export interface ModelItem extends Message {
+export interface ViewMessage extends Message {
   entry_id: string;
 }
 
 /** A transcript-view item (Python's view entry). */
-export interface TranscriptItem {
+export interface ViewEntry {
   id: string;
-  type: string;
+  type: RowType;
   text: string;
   /** as Row.what */
-  what?: string;
+  what: string;
   role?: string;
-  kind?: string;
-  data?: string;
-  blocks?: Block[];
+  blocks?: Block[]; // tool calls and thinking
   tool_call_id?: string;
   tool_name?: string;
   is_error?: boolean;
   timing?: Timing;
+  kind?: string;
+  data?: string; // a custom entry's data as JSON, cut
 }
 
 /** The full entry at the views' entry (codec encoding, blobs elided). */
@@ -133,23 +146,26 @@ export interface Views {
   at: string;
   following_leaf: boolean;
   depth: number;
-  model: ModelItem[];
+  model: ViewMessage[];
   model_total: number;
-  transcript: TranscriptItem[];
+  transcript: ViewEntry[];
   transcript_total: number;
   entry: Entry | null;
   /** the details' heading of `entry`: `user message`, `custom entry · <kind>`, `compaction entry` (Python's `entry_title`) */
-  title?: string;
-  cost?: string;
+  title: string;
+  /** tokens and cost of the path's replies ("" for none) */
+  cost: string;
 }
 
 /** A message of a compare side (share/comparison.py's message_state). */
 export interface CompareMessage {
-  i: number;
+  i?: number; // its index in the request (a reply has none)
   role: string;
   text: string;
-  injected?: string | null;
-  origin?: string | null;
+  injected?: string;
+  origin?: string;
+  tool_call_id?: string;
+  is_error?: boolean;
 }
 
 /** Tokens and cost of a reply or a branch (share/comparison.py's tally state). */
@@ -175,33 +191,30 @@ export interface CompareSide {
   message_total: number;
   system: string | null;
   messages: CompareMessage[];
-  reply: { text: string } | null;
+  reply: CompareMessage | null;
 }
 
-export interface MessageChange {
-  op: "changed" | "added" | "removed";
+export interface Change {
+  op: string; // "changed", "added" or "removed"
   a: number | null;
   b: number | null;
 }
 
-export interface CompareDiff {
+export interface Diff {
   a: number;
   b: number;
-  same: number;
-  model: [string | null, string | null] | null;
-  settings: Record<string, [unknown, unknown]>;
-  system: [string | null, string | null] | null;
-  messages: MessageChange[];
+  same: number; // messages the same
+  messages: Change[];
+  system: (string | null)[] | null; // [a's, b's]
+  model: (string | null)[] | null;
+  settings: Record<string, unknown[]>;
 }
 
 /** The `comparison` trait ({} when nothing is compared). */
 export interface Comparison {
-  sides?: CompareSide[];
-  diffs?: CompareDiff[];
+  sides: CompareSide[];
+  diffs: Diff[];
 }
-
-export type ViewName = "tree" | "model" | "transcript" | "compare";
-export type FilterGroup = "custom" | "aside" | "tool_result";
 
 /** Every synced trait, by name. */
 export interface Traits {
@@ -210,25 +223,53 @@ export interface Traits {
   leaf_id: string;
   elided: number;
   selected_id: string;
-  view: ViewName;
+  view: View;
   view_limit: number;
   views: Views;
   error: string;
   labels: Record<string, string>;
   session_cost: string;
-  comparison: Comparison;
+  comparison: Comparison | Record<string, never>; // {}: none
   hidden: FilterGroup[];
   read_only: string;
 }
 
-/** The page's requests (`model.send`), one per action of SessionWidget.ACTIONS. */
-export type Request =
-  | { action: "lines"; start: number; stop: number }
-  | { action: "locate"; id: string }
-  | { action: "branch"; id: string }
-  | { action: "search"; query: string }
-  | { action: "compare"; ids: string[] }
-  | { action: "filter"; hide: FilterGroup[] };
+// -- the page's requests (`model.send`), one per action of SessionWidget.ACTIONS --
+
+export interface LinesRequest {
+  action: "lines";
+  start: number;
+  stop: number;
+}
+
+export interface LocateRequest {
+  action: "locate";
+  id: string;
+}
+
+export interface BranchRequest {
+  action: "branch";
+  id: string;
+}
+
+export interface SearchRequest {
+  action: "search";
+  query: string;
+}
+
+export interface CompareRequest {
+  action: "compare";
+  ids: string[];
+}
+
+export interface FilterRequest {
+  action: "filter";
+  hide: FilterGroup[];
+}
+
+export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest;
+
+// -- Python's replies (custom messages) --
 
 export interface LinesReply {
   reply: "lines";
@@ -246,7 +287,7 @@ export interface LocateReply {
   drawn: string;
 }
 
-export interface SearchHit {
+export interface Hit {
   id: string;
   index: number;
   drawn: string;
@@ -257,7 +298,7 @@ export interface SearchReply {
   query: string;
   rev: number;
   total: number;
-  hits: SearchHit[];
+  hits: Hit[];
 }
 
 export type Reply = LinesReply | LocateReply | SearchReply;

@@ -7,7 +7,7 @@ import { injectionBadge } from "../badges";
 import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { duration, oneLine, plural, settingValue, short } from "../format";
-import type { CompareDiff, CompareMessage, CompareSide, Comparison } from "../protocol";
+import type { Diff, CompareMessage, CompareSide, Comparison } from "../protocol";
 import type { Panel } from "./panel";
 
 const MAX_CHANGES = 40; // changes of one diff listed (a line says how many more)
@@ -21,7 +21,7 @@ export function sideName(s: Pick<CompareSide, "entry_id" | "ref">): string {
 function compareMessage(m: CompareMessage, op?: string): HTMLElement {
   const card = h("div", `dnb-card dnb-card-${m.role}${m.injected ? " dnb-card-" + m.injected : ""}${op ? " dnb-diff-" + op : ""}`);
   const head = h("div", "dnb-card-head");
-  head.append(h("span", "dnb-index", `#${m.i + 1}`), h("span", "dnb-label", m.role));
+  head.append(h("span", "dnb-index", `#${(m.i ?? 0) + 1}`), h("span", "dnb-label", m.role));
   const inj = injectionBadge(m);
   if (inj) head.append(inj);
   if (op) head.append(h("span", `dnb-badge dnb-diff-badge dnb-diff-${op}`, op));
@@ -52,10 +52,11 @@ function sideColumn(s: CompareSide, i: number, ops: Map<string, string>): HTMLEl
   col.append(sys);
   let prev = -1;
   for (const m of s.messages) {
-    const gap = m.i - prev - 1;
-    if (gap > 0) col.append(h("div", "dnb-muted dnb-compare-gap", `… ${plural(gap, "message")} not shown (#${prev + 2}–#${m.i}; the entry's model view has them)`));
-    col.append(compareMessage(m, ops.get(String(m.i))));
-    prev = m.i;
+    const at = m.i ?? prev + 1;
+    const gap = at - prev - 1;
+    if (gap > 0) col.append(h("div", "dnb-muted dnb-compare-gap", `… ${plural(gap, "message")} not shown (#${prev + 2}–#${at}; the entry's model view has them)`));
+    col.append(compareMessage(m, ops.get(String(at))));
+    prev = at;
   }
   col.append(h("div", "dnb-compare-reply-head", "reply"));
   if (s.reply) {
@@ -66,7 +67,7 @@ function sideColumn(s: CompareSide, i: number, ops: Map<string, string>): HTMLEl
   return col;
 }
 
-function diffBox(d: CompareDiff, a: CompareSide, b: CompareSide): HTMLElement {
+function diffBox(d: Diff, a: CompareSide, b: CompareSide): HTMLElement {
   const box = h("div", "dnb-compare-diff");
   const counts = (["changed", "added", "removed"] as const)
     .map((op) => [op, d.messages.filter((ch) => ch.op === op).length] as const)
@@ -99,7 +100,7 @@ function diffBox(d: CompareDiff, a: CompareSide, b: CompareSide): HTMLElement {
 }
 
 /** Draw comparison `c` into `panel`; `onClear` is its "Clear comparison" button. */
-export function drawCompare(panel: HTMLElement, c: Comparison | undefined, onClear: () => void): void {
+export function drawCompare(panel: HTMLElement, c: Comparison | Record<string, never> | undefined, onClear: () => void): void {
   panel.replaceChildren();
   const sides = (c && c.sides) || [];
   const head = h("div", "dnb-view-head");

@@ -1,10 +1,10 @@
 /** A panel: one tab of the widget (its own module), registered in panels/index.ts. */
 import type { Ctx } from "../context";
-import type { ViewName } from "../protocol";
+import type { View } from "../protocol";
 
 export interface Panel {
   /** the view it is shown for (the `view` trait) */
-  name: ViewName;
+  name: View;
   /** its tab's label */
   tab: string;
   el: HTMLElement;

@@ -7,7 +7,7 @@
 import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { short } from "../format";
-import { asReply, type FilterGroup, type SearchReply, type ViewName } from "../protocol";
+import { asReply, type FilterGroup, type SearchReply, type View } from "../protocol";
 import type { Panel } from "./panel";
 
 const FILTERS: [FilterGroup, string, string][] = [
@@ -28,7 +28,7 @@ export function toolbar(ctx: Ctx, panels: Panel[]): Toolbar {
   const { model } = ctx;
   const bar = h("div", "dnb-bar");
   const tabs = h("div", "dnb-tabs");
-  const tabButtons = new Map<ViewName, HTMLButtonElement>();
+  const tabButtons = new Map<View, HTMLButtonElement>();
   for (const p of panels) {
     const b = button("dnb-tab", p.tab, () => ctx.setView(p.name));
     b.dataset.view = p.name;

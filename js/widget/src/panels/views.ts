@@ -8,7 +8,7 @@ import { drawBlocks } from "../blocks";
 import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { short } from "../format";
-import type { ModelItem, TranscriptItem, Views } from "../protocol";
+import type { ViewMessage, ViewEntry, Views } from "../protocol";
 import type { Panel } from "./panel";
 
 /** The "k earlier not shown" note with a button that asks Python for more. */
@@ -42,7 +42,7 @@ function whenChanged(ctx: Ctx, draw: (v: Partial<Views>) => void): () => void {
   };
 }
 
-function modelCard(ctx: Ctx, m: ModelItem, n: number): HTMLElement {
+function modelCard(ctx: Ctx, m: ViewMessage, n: number): HTMLElement {
   const card = h("div", `dnb-card dnb-card-${m.role}`);
   if (m.injected) card.classList.add(`dnb-card-${m.injected}`);
   const head = h("div", "dnb-card-head");
@@ -79,7 +79,7 @@ export function modelPanel(ctx: Ctx): Panel {
   return { name: "model", tab: "Model view", el, draw: whenChanged(ctx, draw) };
 }
 
-function transcriptCard(t: TranscriptItem): HTMLElement {
+function transcriptCard(t: ViewEntry): HTMLElement {
   const card = h("div", `dnb-card dnb-card-${t.role || t.type}`);
   const head = h("div", "dnb-card-head");
   head.append(h("span", "dnb-label", t.what || t.type));
