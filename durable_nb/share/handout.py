@@ -57,7 +57,7 @@ def md_text(text: str) -> str:
 def _escape(line: str) -> str:
     s = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _ANYWHERE.sub(lambda m: "\\" + m.group(), s)
-    s = _AUTOLINK.sub(lambda m: m.group()[:-1] + "\\" + m.group()[-1], s)
+    s = _AUTOLINK.sub(lambda m: "\\://" if m.group() == "://" else m.group()[:-1] + "\\" + m.group()[-1], s)
     return _LINE_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), s)
 
 
