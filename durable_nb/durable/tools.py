@@ -210,7 +210,7 @@ class _Bounded:
         if v is None or isinstance(v, (bytes, bytearray, int, float, bool)):
             return v
         if isinstance(v, dict):
-            return {self.plain(k): self.plain(x) for k, x in v.items()}
+            return {self.plain(k) if isinstance(k, str) else k: self.plain(x) for k, x in v.items()}
         if isinstance(v, (list, tuple, set, frozenset)):
             return [self.plain(x) for x in v]
         if isinstance(v, Iterator) or (isinstance(v, Iterable) and not isinstance(v, Sized)):

@@ -110,7 +110,7 @@ def test_an_unbounded_iterable_result_is_refused_not_iterated(tmp_path):
 
     def fine():
         """Sized values are converted."""
-        return {"rows": list(itertools.islice(itertools.count(), 3)), "set": {1}}
+        return {"rows": list(itertools.islice(itertools.count(), 3)), "set": {1}, (1, 2): "pair"}
 
     for fn in (counter, stream, nested, fine):
         a = durable.Agent(model=calling(fn.__name__), tools=[fn])
@@ -122,7 +122,7 @@ def test_an_unbounded_iterable_result_is_refused_not_iterated(tmp_path):
         assert time.monotonic() - start < 10
         res = _result(a)
         if fn is fine:
-            assert not res.is_error and res.text() == '{"rows":[0,1,2],"set":[1]}'
+            assert not res.is_error and res.text() == '{"rows":[0,1,2],"set":[1],"1,2":"pair"}'
         else:
             assert res.is_error, res.text()
             assert "without a length that may never end" in res.text() and "return a list" in res.text()
