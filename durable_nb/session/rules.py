@@ -195,7 +195,8 @@ def notebook_session_id(name: str, default: str) -> str:
     ``"My-Notes--1-"``): unlike :func:`safe_session_id`, this is the rule
     notebooks' sessions have been named by since the first release, so a
     notebook whose metadata keeps no id still finds its session, and the
-    extension's migration (``nameBasedId``) computes the same id. Leading
+    extension's migration (``nameBasedId``, js/labextension/src/names.ts) computes the same id: both
+    are tested on one table of names, js/labextension/test/session_names.json. Leading
     ``.``/``-`` dropped; at most 200 characters and ``MAX_ID_BYTES`` bytes.
     O(length).
     """

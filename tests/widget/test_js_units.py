@@ -1,5 +1,6 @@
-"""The front end's unit tests (vitest, js/widget/test/*.test.ts: the line cache, the protocol's reply guard,
-the text helpers), run by pytest so that ./dev test and .ci/run run them. About 3 s; needs Node and the
+"""The front ends' unit tests (vitest: js/widget/test/*.test.ts, the line cache, the protocol's reply guard,
+the text helpers; js/labextension/test/*.test.ts, the name-based session id on the table of
+session_names.json), run by pytest so that ./dev test and .ci/run run them. About 5 s; needs Node and the
 npm packages of js/ (./dev test and ./dev build install them with npm ci)."""
 
 from __future__ import annotations

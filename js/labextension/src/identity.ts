@@ -20,6 +20,9 @@
 import { Notification } from '@jupyterlab/apputils';
 import { Contents, Kernel } from '@jupyterlab/services';
 import { NotebookPanel } from '@jupyterlab/notebook';
+import { nameBasedId } from './names';
+
+export { nameBasedId };
 
 export const KEY = 'durable_nb';
 
@@ -49,19 +52,6 @@ export function newSessionId(now: Date = new Date()): string {
   crypto.getRandomValues(bytes);
   const hex = Array.from(bytes, b => b.toString(16).padStart(2, '0')).join('');
   return `nb-${day}-${time}-${hex}`;
-}
-
-/** The session id the kernel names after a notebook file (durable_nb.notebook.state.default_session_name). */
-export function nameBasedId(path: string): string {
-  let name = path.split('/').pop() || '';
-  if (name.endsWith('.ipynb')) {
-    name = name.slice(0, -'.ipynb'.length);
-  }
-  name = name
-    .replace(/[^\p{L}\p{N}\p{M}_.\-]/gu, '-')
-    .replace(/^[.\-]+/, '')
-    .slice(0, 200);
-  return name || 'default';
 }
 
 /** Whether the notebook ran `%%durable` cells before (an executed code cell starting with it). */

@@ -8,6 +8,7 @@
 import { Cell } from '@jupyterlab/cells';
 import { Notebook } from '@jupyterlab/notebook';
 
+/** The kinds of a `%%durable` cell, as durable_nb.notebook.options.KINDS declares them (tests/notebook/test_cell_kinds.py). */
 export const TAGS = ['meta', 'ephemeral', 'note', 'system'] as const;
 export const TOGGLE = 'durable_nb:toggle-tag';
 
