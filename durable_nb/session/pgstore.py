@@ -197,8 +197,7 @@ class PostgresStore:
             )
         if isinstance(e, psycopg.errors.UntranslatableCharacter | psycopg.errors.InvalidTextRepresentation):
             return DurableError(
-                f"cannot {doing}: PostgreSQL's JSONB cannot hold this entry ({self._line(e)}); "
-                "NUL characters and NaN/Infinity numbers have no JSONB form"
+                f"cannot {doing}: PostgreSQL's JSONB refused this entry ({self._line(e)}); nothing was written"
             )
         return DurableError(f"cannot {doing} at {self.dsn}: {self._line(e)}")
 
@@ -370,20 +369,39 @@ class PostgresStore:
         return [(SessionRecord(a, b, c), n, last or "") for a, b, c, n, last in rows]
 
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
-        """Return the entries whose text holds every word of ``query`` (full-text search over a GIN
-        index), in append order, at most ``limit``. ``session`` limits it to one session."""
-        q = _tsquery(query)
-        if not q:
+        """Return the entries whose text holds every word of ``query``, in append order, at most ``limit``;
+        ``session`` limits it to one session.
+
+        The rule of :mod:`.search`: the GIN index finds the candidates by the
+        words it holds, a word longer than :data:`MAX_WORD` (never indexed) by
+        the entry's JSON text holding it, and each candidate is checked
+        against the rule. Cost: an index lookup (a scan of the rows for a
+        long word alone) plus decoding the candidates."""
+        qw = words(query)
+        if not qw:
             return []
-        sql = f"SELECT session, id, {_BODY} FROM durable_entries WHERE words @@ %s::tsquery"
-        args: list[Any] = [q]
+        sql = f"SELECT session, id, {_BODY}, seq FROM durable_entries WHERE seq > %s"
+        short = [w for w in qw if len(w) <= MAX_WORD]
+        args: list[Any] = [_tsquery(" ".join(short))] if short else []
+        sql += " AND words @@ %s::tsquery" if short else ""
+        for w in qw:
+            if len(w) > MAX_WORD:
+                sql += " AND strpos(lower(body::text), %s) > 0"
+                args.append(w)
         if session is not None:
             sql += " AND session = %s"
             args.append(check_session_id(session))
         sql += " ORDER BY seq LIMIT %s"
-        args.append(limit)
-        rows = self._run("search", lambda c: c.execute(sql, args).fetchall())
-        return hits_of(rows, query, self.dsn)
+        page = max(limit, 100)
+        out: list[Hit] = []
+        after = 0
+        while len(out) < limit:
+            rows = self._run("search", lambda c: c.execute(sql, [after, *args, page]).fetchall())
+            out += hits_of([r[:3] for r in rows], query, self.dsn)
+            if len(rows) < page:
+                break
+            after = rows[-1][3]
+        return out[:limit]
 
     # -- live updates -----------------------------------------------------------------------
 

@@ -68,6 +68,7 @@ TEXTS = {
     "e5": "Straße",
     "e6": "naïve ÉCOLE",
     "e7": "cafe\u0301 in NFD",
+    "e8": "a " + "long" * 30 + " word",
 }
 TABLE = [
     ("cafe", ["e2", "e7"]),  # NFD: the combining accent is not a letter, so "cafe" is a word there
@@ -82,6 +83,9 @@ TABLE = [
     ("naïve école", ["e6"]),
     ("nfd", ["e7"]),
     ("fo", []),
+    ("long" * 30, ["e8"]),  # longer than PostgreSQL indexes
+    ("LONG" * 30 + " word", ["e8"]),
+    ("long" * 29, []),
 ]
 
 
