@@ -19,7 +19,9 @@
  */
 import { Notification } from '@jupyterlab/apputils';
 import { Contents, Kernel } from '@jupyterlab/services';
+import type { ICodeCellModel } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
+import type { JSONObject } from '@lumino/coreutils';
 import { nameBasedId } from './names';
 
 export { nameBasedId };
@@ -34,8 +36,8 @@ export interface IIdentity {
 
 /** The identity the notebook keeps, or `null` when it has none (or an odd value). */
 export function identityOf(panel: NotebookPanel): IIdentity | null {
-  const md = panel.content.model?.getMetadata(KEY) as any;
-  return md && typeof md === 'object' && typeof md.session === 'string' && md.session ? md : null;
+  const md = panel.content.model?.getMetadata(KEY) as Partial<IIdentity> | undefined;
+  return md && typeof md === 'object' && typeof md.session === 'string' && md.session ? (md as IIdentity) : null;
 }
 
 function setIdentity(panel: NotebookPanel, id: IIdentity): IIdentity {
@@ -63,7 +65,8 @@ function ranDurableCells(panel: NotebookPanel): boolean {
   for (let i = 0; i < cells.length; i++) {
     const c = cells.get(i);
     if (c.type === 'code' && c.sharedModel.getSource().trimStart().startsWith('%%durable')) {
-      if ((c as any).executionCount !== null && (c as any).executionCount !== undefined) {
+      const count = (c as ICodeCellModel).executionCount;
+      if (count !== null && count !== undefined) {
         return true;
       }
     }
@@ -99,7 +102,8 @@ export async function reconcile(panel: NotebookPanel, contents: Contents.IManage
   } catch {
     original = null; // moved or renamed while closed: the old path is gone
   }
-  const theirs = (original?.content as any)?.metadata?.[KEY];
+  const content = original?.content as { metadata?: Record<string, Partial<IIdentity> | undefined> } | null | undefined;
+  const theirs = content?.metadata?.[KEY];
   if (theirs && theirs.session === id.session && identityOf(panel)?.session === id.session) {
     const session = newSessionId();
     setIdentity(panel, { session, path, fork_of: id.session });
@@ -147,6 +151,6 @@ export function sendIdentity(kernel: Kernel.IKernelConnection | null | undefined
   kernel.requestExecute = (content, disposeOnDone, metadata) => {
     const id = forRequest(panel, !!metadata && typeof metadata.cellId === 'string');
     const md = id === null ? metadata : { ...(metadata ?? {}), [KEY]: { ...id } };
-    return original(content, disposeOnDone, md as any);
+    return original(content, disposeOnDone, md as JSONObject | undefined);
   };
 }

@@ -5,6 +5,7 @@
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { followRename, reconcile, sendIdentity } from './identity';
@@ -30,7 +31,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       panel.context.pathChanged.connect(() => followRename(panel));
     });
 
-    const tagOf = (args: any) => String(args.tag ?? '');
+    const tagOf = (args: ReadonlyPartialJSONObject) => String(args.tag ?? '');
     app.commands.addCommand(TOGGLE, {
       label: args => (args.toolbar ? tagOf(args) : `Toggle the ${tagOf(args)} tag of the selected cells`),
       caption: args => `durable_nb: toggle the ${tagOf(args)} tag of this cell`,
