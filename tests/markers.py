@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 KINDS = ("kernel", "browser", "pg", "slow")
-FAST = "not kernel and not browser and not pg and not slow"  # ./dev test --fast
+FAST = "not kernel and not browser and not pg and not slow"  # ./dev test --fast (written there too; a test compares)
 
 # fixture name -> the markers of every test using it (anywhere in its fixture closure)
 FIXTURES: dict[str, tuple[str, ...]] = {
@@ -117,7 +117,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _SERVERS = {"ipykernel", "ipykernel_launcher", "jupyterlab", "notebook", "jupyter_server", "durable_nb.run_notebook"}
-_SCRIPTS = ("ipykernel", "jupyter-lab", "jupyter-server", "jupyter-notebook", "jupyter-execute", "jupyter-nbconvert")
+_SCRIPTS = ("ipykernel", "jupyter-lab", "jupyter-server", "jupyter-notebook", "jupyter-execute", "jupyter-console")
+_SUBCOMMANDS = {"lab", "notebook", "server", "execute", "console", "kernel"}  # `jupyter lab` ...
 
 
 def started(argv: list[str]) -> str | None:
@@ -129,6 +130,9 @@ def started(argv: list[str]) -> str | None:
     if any(n.startswith(("chromium", "chrome")) for n in names) or "run-driver" in names:  # Playwright's driver
         return "browser"
     if modules & _SERVERS or any(n.startswith(_SCRIPTS) for n in names):
+        return "kernel"
+    after_jupyter = {names[i + 1] for i, n in enumerate(names[:-1]) if n == "jupyter"}
+    if after_jupyter & _SUBCOMMANDS or ("--execute" in names and any("nbconvert" in n for n in names)):
         return "kernel"
     return None
 
@@ -191,7 +195,7 @@ def guard(self: subprocess.Popen, args: Any, *rest: Any, **kw: Any) -> Any:
 
 subprocess.Popen._execute_child = guard  # type: ignore[attr-defined]
 
-SLOW_SECONDS = 10.0
+SLOW_SECONDS = 15.0
 _long: list[tuple[float, str]] = []
 
 
@@ -203,6 +207,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Name the unmarked tests that took over :data:`SLOW_SECONDS`: candidates for ``slow`` (the fast subset)."""
     if _long:
-        terminalreporter.section("unmarked tests over 10 s (mark them slow, or make them quicker)")
+        terminalreporter.section(f"unmarked tests over {SLOW_SECONDS:.0f} s (mark them slow, or make them quicker)")
         for seconds, nodeid in sorted(_long, reverse=True):
             terminalreporter.write_line(f"{seconds:6.1f}s {nodeid}")

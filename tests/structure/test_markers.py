@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from markers import _refused, started
+from markers import FAST, KINDS, _refused, started
 
 
 @pytest.mark.parametrize(
@@ -21,6 +22,9 @@ from markers import _refused, started
         (["/usr/bin/chromium", "--headless"], "browser"),
         (["runuser", "-u", "postgres", "--", "/usr/lib/postgresql/17/bin/initdb", "-D", "/d"], "pg"),
         (["/usr/lib/postgresql/17/bin/pg_ctl", "-D", "/d", "stop"], "pg"),
+        (["jupyter", "lab", "--no-browser"], "kernel"),
+        ([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute", "a.ipynb"], "kernel"),
+        ([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "a.ipynb"], None),
         ([sys.executable, "-c", "print(1)"], None),
         ([sys.executable, "-m", "jupyterlab.labextensions", "list"], None),
         ([sys.executable, "-m", "durable_nb", "export", "s"], None),
@@ -41,3 +45,8 @@ def test_an_unmarked_test_that_starts_postgres_fails_before_it_starts(request):
 def test_a_marked_test_may(tmp_path):
     with pytest.raises(FileNotFoundError):
         subprocess.Popen([str(tmp_path / "initdb")])
+
+
+def test_dev_fast_deselects_every_kind():
+    dev = (Path(__file__).resolve().parents[2] / "dev").read_text()
+    assert f'-m "{FAST}"' in dev and all(f"not {kind}" in FAST for kind in KINDS)
