@@ -15,6 +15,7 @@ from pathlib import Path
 from ..durable import Agent
 from ..errors import CorruptLog, DurableError
 from ..session import DecodeError, Entry, MemoryStore, SessionFiles, Store, describe, safe_session_id
+from ..session.compact import collector_paused
 from . import claude_code, codex, llm_sqlite, pi, pi_go
 from .common import Records, fill_times, lone_surrogate_error, lone_surrogate_line, mtime_iso
 from .pi_go import upgrade_legacy_meta
@@ -138,7 +139,8 @@ def open_session(path: str | Path, conversation: str | None = None) -> Imported:
     else:
         records = Records(p)
         module = {"pi": pi, "claude_code": claude_code, "codex": codex}[fmt]
-        loaded = module.load(p, records)
+        with collector_paused():  # the records and entries are acyclic (about 1.4x faster)
+            loaded = module.load(p, records)
         loaded.warnings[:0] = records.notes
         lenient = records.lenient
         fill_times(loaded.entries, mtime_iso(p))

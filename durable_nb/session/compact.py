@@ -6,13 +6,16 @@ the cyclic GC still tracks is each message's ``content`` list, and every
 full collection walks them all (~0.5 s at 300k entries). Those lists hold
 blocks only, which hold JSON values: they cannot be part of a cycle (the
 reason the structs are ``gc=False``), so :data:`untrack` takes them out of
-the collector's lists. Entries stay the same values.
+the collector's lists. Entries stay the same values. :func:`collector_paused`
+pauses the collector while a block builds such objects (an import).
 """
 
 from __future__ import annotations
 
+import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -35,3 +38,16 @@ untrack = _untracker()
 
 Only for containers that can never be part of a reference cycle: a message's
 ``content`` list as a store decodes it. ~0.3 µs a call."""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic GC while the block runs (as it was after): for a block that builds many
+    acyclic objects (a log's entries), where collections over the growing heap would find nothing."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
