@@ -18,7 +18,7 @@ import inspect
 import os
 import re
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from .errors import DurableError
 from .models.failures import env_secrets
@@ -36,29 +36,41 @@ def fill(
     namespace: Mapping[str, object],
     pattern: re.Pattern[str],
     missing: Callable[[str, str], str],
+    secrets: Sequence[str] | None = None,
 ) -> str:
     """Return ``text`` with every match of ``pattern`` replaced from ``namespace``.
 
     ``pattern``'s group ``esc`` is an optional escaping backslash (an escaped
     match is kept without it), group ``name`` the dotted name. ``missing(head, dotted)``
-    gives the message for a name not in ``namespace``. Raises
+    gives the message for a name not in ``namespace``; ``secrets`` are the
+    texts no value may hold (default: the environment's keys, read once per
+    call: a caller filling many texts reads them once). Raises
     :class:`InterpolationError` (one line) for that and for a refused value
     (see the module docs). O(len(text)) plus ``str()`` of each value.
     """
+
+    keys = env_secrets() if secrets is None else secrets
 
     def replace(m: re.Match[str]) -> str:
         escaped, dotted = m.group("esc"), m.group("name")
         if escaped:
             return m.group(0)[1:]
-        return value_text(dotted, namespace, re.sub(r"\s+", "", m.group(0)), missing)
+        return value_text(dotted, namespace, re.sub(r"\s+", "", m.group(0)), missing, keys)
 
     return pattern.sub(replace, text)
 
 
-def value_text(dotted: str, namespace: Mapping[str, object], shown: str, missing: Callable[[str, str], str]) -> str:
+def value_text(
+    dotted: str,
+    namespace: Mapping[str, object],
+    shown: str,
+    missing: Callable[[str, str], str],
+    secrets: Sequence[str] = (),
+) -> str:
     """Return the text of ``dotted`` (``name`` or ``name.attr...``) read from ``namespace`` by the rules above.
 
-    ``shown`` is the placeholder as written (for the messages). Raises :class:`InterpolationError`.
+    ``shown`` is the placeholder as written (for the messages), ``secrets`` the texts the value may not
+    hold. Raises :class:`InterpolationError`.
     """
     head, *attrs = dotted.split(".")
     private = next((n for n in (head, *attrs) if n.startswith("_")), None)
@@ -75,7 +87,7 @@ def value_text(dotted: str, namespace: Mapping[str, object], shown: str, missing
     if _is_environment(value):
         raise InterpolationError(f"{shown}: the environment variables are never interpolated whole (they hold keys)")
     out = str(value)
-    if any(s in out for s in env_secrets()):
+    if any(s in out for s in secrets):
         raise InterpolationError(f"{shown}: its text holds an API key or token from the environment; not interpolated")
     return out
 

@@ -86,11 +86,13 @@ def fields(template: str) -> list[str]:
     )
 
 
-def render(template: str, case: Mapping[str, Any], index: int) -> str:
+def render(template: str, case: Mapping[str, Any], index: int, secrets: Sequence[str] | None = None) -> str:
     """Return ``template`` filled from ``case`` (case number ``index``, for the messages).
 
-    Raises :class:`CaseError` (one line) for a field the case lacks (naming
-    the nearest field it has) or a refused value. O(len(template)).
+    ``secrets``: the keys no value may hold (default: read from the
+    environment now). Raises :class:`CaseError` (one line) for a field the
+    case lacks (naming the nearest field it has) or a refused value.
+    O(len(template)).
     """
 
     def missing(head: str, dotted: str) -> str:
@@ -100,18 +102,18 @@ def render(template: str, case: Mapping[str, Any], index: int) -> str:
         return f"case {index} has no field {head!r} for {{{dotted}}}{hint}; its fields: {have} (write \\{{ for a literal brace)"
 
     try:
-        return fill(template, case, PLACEHOLDER, missing)
+        return fill(template, case, PLACEHOLDER, missing, secrets)
     except DurableError as e:
         raise CaseError(str(e) if str(e).startswith("case ") else f"case {index}: {e}") from None
 
 
-def inputs(prompt: Prompt, case: dict[str, Any], index: int) -> list[Entry | str]:
+def inputs(prompt: Prompt, case: dict[str, Any], index: int, secrets: Sequence[str] | None = None) -> list[Entry | str]:
     """Return one case's run input: the filled template (one user message) or what ``prompt(case)`` returns.
 
     Raises :class:`CaseError` for a callable that raises or returns no list of entries / strings.
     """
     if isinstance(prompt, str):
-        return [render(prompt, case, index)]
+        return [render(prompt, case, index, secrets)]
     if not callable(prompt):
         raise CaseError(f"prompt must be a template string or a function case -> entries, not {type(prompt).__name__}")
     try:

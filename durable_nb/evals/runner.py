@@ -33,6 +33,7 @@ from ..errors import DurableError
 from ..kinds.evaluation import EVAL_KIND
 from ..kinds.verdict import VerdictEntry
 from ..models import Model, build, model_name
+from ..models.failures import env_secrets
 from ..session import CustomEntry, Entry, MessageEntry, Store, new_id, now, view_builder
 from ..session.locate import open_store
 from .cases import Prompt, inputs, read_cases
@@ -86,7 +87,8 @@ def run(
     rows = read_cases(cases)
     names = grader_names(list(graders))
     vs = [as_variant(v) for v in (variants or [{}])]
-    made = [inputs(prompt, c, i) for i, c in enumerate(rows)]
+    keys = env_secrets()
+    made = [inputs(prompt, c, i, keys) for i, c in enumerate(rows)]
     if agent is None:
         agent = Agent(store=open_store(store) if isinstance(store, str) else store, session_id=session_id)
     elif store is not None or session_id is not None:
@@ -218,6 +220,7 @@ class _Lanes:
         self.system = self.base.system.text() if self.base.system is not None else None
         self.tools = as_tools(agent.tools)
         self.systems: list[str | None] = [None] * len(models)
+        self.forward = False  # pass every event on (someone listens), else one a run
 
     def go(self, pairs: list[_Pair], concurrency: int, on_event: Callable[[Any], object] | None) -> None:
         stored = read_run(self.agent.entries(), self.run)
@@ -227,6 +230,7 @@ class _Lanes:
             have = set(s.verdicts) if s is not None and s.reply is not None else set()
             p.missing = tuple(i for i, n in enumerate(self.names) if n not in have)
         todo = iter([p for p in pairs if p.reply is None or p.missing])
+        self.forward = on_event is not None
         lanes = [self._lane(todo) for _ in range(concurrency)]
         drive(cast(Any, lanes), (lambda i, ev: on_event(ev)) if on_event else None, self.halt, self.agent._log.lock)
 
@@ -275,7 +279,8 @@ class _Lanes:
             for ev in stream:
                 if ev.type == "message_end" and ev.entries:
                     last = ev.entries[-1]
-                yield ev
+                if self.forward or ev.type == "agent_end":  # one event a run at least: Stop is checked there
+                    yield ev
         except BaseException:  # noqa: BLE001 - kept in stream.error
             pass
         finally:
