@@ -110,14 +110,17 @@ class EvalRun:
         return pd.DataFrame(rows)
 
     def compare(self, baseline: EvalRun) -> Comparison:
-        """Return this run against ``baseline`` (another :class:`EvalRun`), pairs matched by case index and
-        variant name. O(pairs)."""
+        """Return this run against ``baseline`` (another :class:`EvalRun`): pairs matched by case index and
+        variant name, or by the variant's position when the two runs' variant names differ but their number
+        does not (a new model against the old one). O(pairs)."""
         if not isinstance(baseline, EvalRun):
             raise DurableError(f"compare() takes another EvalRun (evals.load(...)), not {type(baseline).__name__}")
+        by_position = set(self.variants) != set(baseline.variants) and len(self.variants) == len(baseline.variants)
+        rename = dict(zip(self.variants, baseline.variants)) if by_position else {}
         theirs = {(r.case_index, r.variant): r for r in baseline.results}
         out = Comparison(self.name, baseline.name)
         for r in self.results:
-            b = theirs.pop((r.case_index, r.variant), None)
+            b = theirs.pop((r.case_index, rename.get(r.variant, r.variant)), None)
             if b is None:
                 continue
             if b.passed and not r.passed:

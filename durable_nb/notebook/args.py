@@ -100,6 +100,7 @@ def parse(line: str, cell: bool) -> Call:
         raise UsageError("--models needs model names, comma-separated (like --models offline,openai:gpt-4.1-mini)")
     if ns.variants is not None and not ns.variants.strip():
         raise UsageError('--variants needs variants, like --variants "temperature=0 | temperature=1"')
+    grade = _grade(ns)
     system_text = ns.system if isinstance(ns.system, str) else None
     if ns.keep is not None and ns.keep < 0:
         raise UsageError("--keep needs a number of turns, 0 or more")
@@ -118,6 +119,9 @@ def parse(line: str, cell: bool) -> Call:
         models=models,
         variants=ns.variants,
         force=ns.force,
+        cases=ns.cases,
+        grade=grade,
+        eval=ns.eval,
     )
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:
@@ -145,6 +149,17 @@ def parse(line: str, cell: bool) -> Call:
     if common["kind"] == "system":
         raise UsageError('--system needs the prompt to replay with: %durable replay --system "Answer briefly"')
     return Call(verb=verb, args=args, **common)
+
+
+def _grade(ns) -> tuple[str, ...] | None:
+    """Return the graders ``--grade`` names; refuse ``--grade`` / ``--eval`` without ``--cases``, and a
+    ``--cases`` that is not a variable name."""
+    grade = tuple(g.strip() for g in ns.grade.split(",") if g.strip()) if ns.grade is not None else None
+    if ns.cases is None and (grade is not None or ns.eval is not None):
+        raise UsageError(f"{'--grade' if grade is not None else '--eval'} goes with --cases NAME (an evaluation run)")
+    if ns.cases is not None and not ns.cases.isidentifier():
+        raise UsageError(f"--cases needs the name of a notebook variable holding the cases, not {ns.cases!r}")
+    return grade
 
 
 def _settings(ns) -> list[tuple[str, str]]:

@@ -31,6 +31,8 @@ def run_cell(ctx: Context, call: Call, cell: str) -> None:
     """
     info = current_cell(ctx.shell)
     kind = cell_kind(call.kind, info.tags)
+    if call.cases is not None:
+        return _evaluate(ctx, call, kind, cell)
     body = _body(ctx, call, kind, cell)
     st = ctx.state
     fanned = call.models is not None or call.variants is not None
@@ -54,6 +56,20 @@ def run_cell(ctx: Context, call: Call, cell: str) -> None:
     if variants is not None:
         return run_fan_out(ctx, st, body, info.origin, call.out, variants, tools, settings)
     return run_turn(ctx, st, body, info.origin, call.out, tools, settings)
+
+
+def _evaluate(ctx: Context, call: Call, kind: str, cell: str) -> None:
+    """Run the cell as an evaluation template over ``--cases`` (see :func:`.verbs.evaluations.run_cases`)."""
+    from .verbs.evaluations import run_cases
+
+    if kind != "turn" or call.out or call.dry_run or call.chat:
+        what = f"a {kind} cell" if kind != "turn" else "--out, --dry-run or --chat"
+        raise DurableError(f"--cases runs the cell as a template over cases; it does not go with {what}")
+    body = cell[:-1] if cell.endswith("\n") else cell
+    if not body.strip():
+        raise DurableError("the cell is empty: write the prompt template below the %%durable --cases line")
+    fanned = call.models is not None or call.variants is not None
+    run_cases(ctx, call, body, ctx.variants(call) if fanned else None)
 
 
 def _body(ctx: Context, call: Call, kind: str, cell: str) -> str:

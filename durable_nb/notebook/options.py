@@ -81,6 +81,14 @@ CELL_OPTIONS: tuple[Option, ...] = (
         "(| between variants), or a notebook list of dicts",
         spec={"metavar": "SPEC"},
     ),
+    Option(
+        "--cases",
+        "evaluate: run the cell as a template ({field}) over the notebook's case table NAME "
+        "(a list of dicts or a DataFrame), once per variant",
+        spec={"metavar": "NAME"},
+    ),
+    Option("--grade", "with --cases: the notebook's graders, comma-separated", spec={"metavar": "G1,G2"}),
+    Option("--eval", "with --cases: the run's name (the same name continues it)", spec={"metavar": "NAME"}),
     Option("--chat", "append at the current leaf even if this cell ran before"),
     Option("--out", "also bind the reply text to the notebook variable VAR", spec={"metavar": "VAR"}),
     Option("--no-interpolate", "send the text as written: no {{name}} substitution"),
@@ -114,3 +122,6 @@ class Call:
     models: tuple[str, ...] | None = None
     variants: str | None = None
     force: bool = False
+    cases: str | None = None
+    grade: tuple[str, ...] | None = None
+    eval: str | None = None
