@@ -76,9 +76,11 @@ def test_verdicts_reload_from_every_store_and_never_reach_a_model_view(reopenabl
     verdicts = [e for e in entries if isinstance(e, CustomEntry) and e.kind == "verdict"]
     assert len(verdicts) == 4 and {v.target_id for v in verdicts} == {x.entry_id for x in r.results}
     by_id = {e.id: e for e in entries}
-    for e in entries:  # no path's model view holds a verdict or an eval record
-        texts = [msg.text() for msg in model_view(path(by_id, e.id))]
-        assert not any("verdict" in t.lower() and "VERDICT:" not in t for t in texts)
+    for v in verdicts:  # a path through a verdict sends exactly what the path to the graded reply sends
+        assert model_view(path(by_id, v.id)) == model_view(path(by_id, v.target_id))
+        assert v.parent_id == v.target_id
+    resumed = Agent(store=reopen(), session_id="s1")  # resumes at the run's end record: the history's view
+    assert resumed.entry(resumed.leaf_id).kind == "eval" and resumed.messages() == []
     for seen in m.seen:  # what the model received: messages only, never a verdict
         assert all(isinstance(x, ai.Message) and "eval" not in x.text()[:5] for x in seen)
     assert evals.runs(reopen(), "s1")[0].name == "r1" and evals.runs(reopen(), "s1")[0].finished
@@ -273,3 +275,19 @@ def test_stop_stores_nothing_after_it():
     assert not [
         e for e in agent.store.load_entries("s") if getattr(e, "message", None) and e.message.role == "assistant"
     ]
+
+
+def test_every_case_continues_the_pinned_history_and_a_variant_system_prompt_is_stored_on_its_branch():
+    m = Counting()
+    agent = Agent(model=m, session_id="s")
+    agent.append("turn one")
+    agent.label("pinned")
+    agent.append("a later turn the cases do not see")
+    r = evals.run("Capital of {country}?", CASES, agent=agent, history="pinned",
+                  variants=[{"label": "plain"}, {"label": "french", "system": "Réponds en français."}])  # fmt: skip
+    assert r.passed is True or r.pass_rate == 1.0
+    assert all([x.text() for x in seen][:1] == ["turn one"] and len(seen) == 2 for seen in m.seen)
+    french = [x for x in r.results if x.variant == "french"][0]
+    on_branch = agent.path(french.entry_id)
+    assert any(getattr(e, "message", None) is not None and e.message.role == "system" for e in on_branch)
+    assert agent.leaf_id == agent.path()[-1].id and "later turn" in agent.path()[-1].message.text()
