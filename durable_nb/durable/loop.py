@@ -24,7 +24,7 @@ from ..session import CustomEntry, Entry, MessageEntry, new_id, now
 from .active import RunView
 from .events import Event
 from .log import Log
-from .tools import Tool, error_text, result_text
+from .tools import Tool, ToolOutput, error_text, result_text
 
 _Tools = Iterable[Callable[..., Any] | Tool] | None
 _Settings = dict[str, Any] | None
@@ -143,6 +143,7 @@ def run_loop(
             partial.clear()
             request = ai.Request(system=view.system, tools=specs, settings=settings)
             final = yield from _reply(model, view, request, sid, partial)
+            final = _stamp_calls(final, by_name)
             reply = _message_entry(final, at)
             agent._log.commit([reply], move, halt)
             at = reply.id
@@ -209,6 +210,22 @@ def _reply(
     )
 
 
+def _stamp_calls(message: ai.Message, tools: dict[str, Tool]) -> ai.Message:
+    """Return ``message`` with each call to a tool that has a ``provenance`` (an MCP tool) recording it
+    under ``"mcp"`` beside its declared fields; the message itself when there is none. O(blocks)."""
+    if not any(isinstance(b, ai.ToolCall) and hasattr(tools.get(b.name), "provenance") for b in message.content):
+        return message
+    content: list[ai.Block] = []
+    for b in message.content:
+        tool = tools.get(b.name) if isinstance(b, ai.ToolCall) else None
+        if tool is not None and hasattr(tool, "provenance"):
+            b = msgspec.structs.replace(
+                b, extra={**(b.extra if isinstance(b.extra, dict) else {}), "mcp": tool.provenance}
+            )
+        content.append(b)
+    return msgspec.structs.replace(message, content=content)
+
+
 def _message_entry(message: ai.Message, parent: str) -> MessageEntry:
     return MessageEntry(id=new_id(), parent_id=parent, created_at=now(), message=message)
 
@@ -228,6 +245,8 @@ def call_tool(
     """
     start = time.perf_counter()
     error = False
+    extra: dict[str, Any] | None = None
+    content: list[ai.Block] | None = None
     tool = tools.get(call.name)
     malformed = call.malformed()
     if tool is None:
@@ -237,17 +256,24 @@ def call_tool(
         text_, error = f"the arguments of {call.name} could not be read: {malformed}", True
     else:
         try:
-            text_ = result_text(tool(call.arguments))
+            run = getattr(tool, "run_call", None)  # a tool that wants the whole call (an MCP tool's approval)
+            out = run(call) if run is not None else tool(call.arguments)
+            if isinstance(out, ToolOutput):
+                content, error, extra = out.content, out.is_error, out.extra
+                text_ = ""
+            else:
+                text_ = result_text(out)
         except Exception as e:  # noqa: BLE001 - the model reads the error and the run goes on
             text_, error = error_text(e), True
     duration = _ms(start, time.perf_counter())
     result = ai.Message(
         role="tool_result",
-        content=[ai.Text(text_)],
+        content=[ai.Text(text_)] if content is None else content,
         tool_call_id=call.id,
         tool_name=call.name,
         is_error=error,
         timing={"duration_ms": duration},
+        extra=extra or msgspec.UNSET,
     )
     if reminder is not None:
         note = reminder(call, result)

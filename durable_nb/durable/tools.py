@@ -11,6 +11,7 @@ Jupyter.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import re
@@ -36,6 +37,20 @@ class ToolError(DurableError):
 
 class ToolArgumentsError(DurableError):
     """A model's arguments that do not fit the tool (one line naming each bad argument)."""
+
+
+@dataclasses.dataclass
+class ToolOutput:
+    """A tool's result given as blocks: what a tool that is not plain Python returns (MCP tools do).
+
+    ``content`` becomes the result message's content, ``is_error`` its flag,
+    and ``extra`` fields stored on it beside the declared ones (its
+    provenance, e.g. ``{"mcp": {...}}``).
+    """
+
+    content: list[ai.Block]
+    is_error: bool = False
+    extra: dict[str, Any] | None = None
 
 
 class Tool:
