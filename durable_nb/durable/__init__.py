@@ -12,9 +12,10 @@ from .comparison import Comparison, compare
 from .events import Event
 from .fanout import Branch, FanOut
 from .inputs import ephemeral, file, image, mark_ephemeral, meta, system, text
+from .mcp import McpError, McpTool, McpTools, mcp_tools
 from .replay import Replay, ReplayFailed
 from .settings import SettingsError, check_settings, read_value
-from .tools import Tool, ToolArgumentsError, ToolError, as_tool, as_tools
+from .tools import Tool, ToolArgumentsError, ToolError, ToolOutput, as_tool, as_tools
 from .variants import Variant, parse_variants
 
 __all__ = [
@@ -23,6 +24,9 @@ __all__ = [
     "Branch",
     "Comparison",
     "Event",
+    "McpError",
+    "McpTool",
+    "McpTools",
     "FanOut",
     "Replay",
     "ReplayFailed",
@@ -31,6 +35,7 @@ __all__ = [
     "Tool",
     "ToolArgumentsError",
     "ToolError",
+    "ToolOutput",
     "Variant",
     "as_tool",
     "as_tools",
@@ -41,6 +46,7 @@ __all__ = [
     "file",
     "image",
     "mark_ephemeral",
+    "mcp_tools",
     "meta",
     "new_session_id",
     "parse_variants",

@@ -1,0 +1,49 @@
+"""A small real MCP server for the tests (run over stdio): an image, a slow call, an error, a resource link.
+
+Run as ``python fixture_server.py``; built with the SDK's own MCPServer, so the client is tested against
+the SDK's server side, not a mock.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import ResourceLink
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+server = MCPServer("fixture")
+
+
+@server.tool()
+def tiny_image() -> list:
+    """Return a 1x1 PNG between two texts."""
+    return ["here is an image:", Image(data=PNG, format="png"), "that was it"]
+
+
+@server.tool()
+def slow(seconds: float) -> str:
+    """Sleep, then say so."""
+    time.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@server.tool()
+def fail(message: str) -> str:
+    """Raise an error with the message."""
+    raise ValueError(message)
+
+
+@server.tool()
+def link() -> ResourceLink:
+    """Return a resource link."""
+    return ResourceLink(type="resource_link", name="readme", uri="file:///tmp/README.md", description="the readme")
+
+
+if __name__ == "__main__":
+    server.run()
