@@ -65,11 +65,22 @@ def jsonl_bytes(agent: Any, source: str = "") -> bytes:
     return head + b"".join(encode_line(e) for e in leaf_last(durable, agent.leaf_id))
 
 
+def _umask() -> int:
+    """Return the process's umask (read by setting it and setting it back: there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _write_atomic(path: Path, data: bytes, replace: bool) -> None:
     """Write ``data`` to a temporary file beside ``path``, then move it there: ``replace=False``
-    links it (fails with ``FileExistsError`` if ``path`` appeared meanwhile), ``True`` renames over."""
+    links it (fails with ``FileExistsError`` if ``path`` appeared meanwhile), ``True`` renames over.
+
+    The file gets the mode a plain ``open(path, "w")`` would give (``0o666`` less the umask), not
+    the temporary file's private ``0o600``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         if replace:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -207,3 +209,19 @@ def test_command_line_exports_a_session_of_a_sqlite_store(tmp_path, monkeypatch)
     assert main(["export", "s1", "--store", "team.db", "-o", "s1.jsonl"]) == 0
     back = JsonlStore(tmp_path)
     assert back.load_entries("s1") == a.entries() and back.load_session("s1") == rec
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_command_line_exports_get_the_mode_the_umask_gives(tmp_path, monkeypatch, mask, mode):
+    store = JsonlStore(tmp_path / ".durable")
+    durable.Agent(store=store, session_id="kept").append("a question")
+    monkeypatch.chdir(tmp_path)
+    old = os.umask(mask)
+    try:
+        for name in ("kept.md", "kept.html", "kept.jsonl"):
+            assert main(["export", "kept", "-o", name]) == 0
+            assert stat.S_IMODE((tmp_path / name).stat().st_mode) == mode, name
+        assert main(["export", "kept", "-o", "kept.md", "--force"]) == 0  # the replacing path too
+        assert stat.S_IMODE((tmp_path / "kept.md").stat().st_mode) == mode
+    finally:
+        os.umask(old)
