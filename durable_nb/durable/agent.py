@@ -305,16 +305,18 @@ class Agent:
         view = self._log.active.run_view(prepared)
         return RunStream(run_loop(self, model, view, prepared, specs, used, self.leaf_id))
 
-    def append(self, *entries: Entry | str) -> list[Entry]:
+    def append(self, *entries: Entry | str, move: bool = True) -> list[Entry]:
         """Persist entries at the leaf without calling a model; return them with ids assigned.
 
+        ``move=False`` leaves the leaf where it is (a bookkeeping record hung
+        under it, such as a :mod:`leaf move <durable_nb.kinds.leaf_move>`).
         Ephemeral entries are refused here (they only make sense as run input).
         """
         self._check_open()
         prepared = self._log.prepare(entries)
         if any(is_ephemeral(e) for e in prepared):
             raise DurableError("append() stores entries; pass ephemeral entries to run() instead")
-        self._log.commit(prepared)
+        self._log.commit(prepared, move=move)
         return prepared
 
     def refresh(self) -> list[Entry]:

@@ -22,6 +22,15 @@ from .state import NotebookSession, default_session_name
 from .tags import request_metadata
 
 
+def resumed_line(st: NotebookSession) -> str:
+    """The one line saying a reopened session resumed at the leaf last moved to, not its last entry."""
+    a = st.own
+    return (
+        f"resumed session {a.session_id} at the branch last chosen: leaf {st.resumed_at_choice} "
+        f"({plural(a.depth, 'entry', 'entries')} on the active path), not at the last entry written"
+    )
+
+
 class Config(Protocol):
     """The ``%config DurableMagics`` settings a context reads (and ``%durable model`` / ``store`` set)."""
 
@@ -83,13 +92,17 @@ class Context:
         )
         self._identity = ident.session if ident else None
         self._state.staged, self._carry = carry, []
-        if self._state.forked_from:
-            n = len(self._state.own.entries())
+        st = self._state
+        if st.forked_from:
+            n = len(st.own.entries())
+            chosen = " (its branch last chosen)" if st.resumed_at_choice else ""
             print(
-                f"this notebook is a copy: its session {sid} starts as a fork of {self._state.forked_from} "
-                f"({plural(n, 'entry', 'entries')}); {self._state.forked_from} is left as it was"
+                f"this notebook is a copy: its session {sid} starts as a fork of {st.forked_from}{chosen} "
+                f"({plural(n, 'entry', 'entries')}); {st.forked_from} is left as it was"
             )
-        return self._state
+        elif st.resumed_at_choice:
+            print(resumed_line(st))
+        return st
 
     @property
     def opened(self) -> NotebookSession | None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import ai, durable
 from ..durable import Agent, Branch, Event, FanOut, Replay, new_session_id
 from ..errors import DurableError, InvalidSessionId, SessionExists, SessionNotFound
+from ..kinds.leaf_move import move_leaf, resume_point
 from ..kinds.note import NOTE_KIND, Note  # noqa: F401  - NOTE_KIND stays importable from here
 from ..models import ModelLike
 from ..session import (
@@ -74,6 +75,7 @@ class NotebookSession:
         self.staged: list[MessageEntry] = []
         self._cells: CellIndex | None = None  # which entry each cell made, for the current agent
         self.forked_from = ""
+        self.resumed_at_choice = ""  # the entry _open resumed at because the leaf was last moved there
         if fork_of and not self._exists(session_id) and self._exists(fork_of):
             self.own = self._fork_of(fork_of, session_id)
         else:
@@ -82,9 +84,17 @@ class NotebookSession:
     # -- which agent ------------------------------------------------------
 
     def _open(self, session_id: str) -> Agent:
-        return Agent(
+        """Open ``session_id`` at the leaf last chosen (:func:`~durable_nb.kinds.leaf_move.resume_point`:
+        a deliberate leaf move is recorded), else where the library resumes it; sets :attr:`resumed_at_choice`."""
+        agent = Agent(
             model=self._model, store=CreatedOnWrite(self.store), session_id=session_id, publisher=self._published
         )
+        at = resume_point(agent.entries())
+        self.resumed_at_choice = ""
+        if at != agent.leaf_id:
+            agent.branch(at)
+            self.resumed_at_choice = at or "the root"
+        return agent
 
     def _exists(self, session_id: str, quiet: bool = True) -> bool:
         """Whether the store holds ``session_id``; ``quiet=False`` lets a session that exists but cannot
@@ -403,8 +413,16 @@ class NotebookSession:
         """Move the leaf to the entry ``ref`` names (an id, a label, 4+ characters of an id); return it.
         Ephemeral targets are refused."""
         e = self.resolve(ref)
-        self.agent.branch(e.id)
+        self._move(e.id)
         return e
+
+    def _move(self, entry_id: str) -> None:
+        """Move the leaf on purpose: recorded in the notebook's own session (:func:`~durable_nb.kinds.leaf_move.move_leaf`)
+        so a restart resumes there; an opened log's copy is only moved."""
+        if self.inspected is not None:
+            self.agent.branch(entry_id)
+        else:
+            move_leaf(self.own, entry_id)
 
     def rewind(self, turns: int = 1) -> str:
         """Move the leaf to before the last ``turns`` turns (ordinary user messages); return the new leaf.
@@ -413,7 +431,7 @@ class NotebookSession:
         when the path has fewer turns.
         """
         target = before_turns(self.agent.path(), turns)
-        self.agent.branch(target)
+        self._move(target)
         return target
 
     def new(self, session_id: str | None) -> Agent:

@@ -15,6 +15,7 @@ import traitlets
 from ..cost import tally
 from ..errors import DurableError
 from ..kept import keep_tally, session_tally
+from ..kinds.leaf_move import move_leaf
 from ..session import Entry, Finder, MessageEntry
 from . import comparison, fallback, preparation
 from .assets import front_end
@@ -380,7 +381,10 @@ class SessionWidget(anywidget.AnyWidget):
     def _do_branch(self, req: dict[str, Any]) -> None:
         """``{"action": "branch", "id"}``: move the leaf there, follow it, sync back (or set ``error``)."""
         try:
-            self.agent.branch(str(req.get("id", "")))
+            if self.read_only:
+                self.agent.branch(str(req.get("id", "")))
+            else:  # recorded, so a reopened notebook resumes there
+                move_leaf(self.agent, str(req.get("id", "")))
         except DurableError as e:
             self.error = str(e)
             return

@@ -69,7 +69,10 @@ def new(ctx: Context, call: Call) -> None:
 @verb("use <id>", "continue a saved session (created if missing)")
 def use(ctx: Context, call: Call) -> None:
     a = ctx.state.use(call.args[0])
-    print(f"using session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'})")
+    chosen = ", the branch last chosen" if ctx.state.resumed_at_choice else ""
+    print(
+        f"using session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}{chosen})"
+    )
 
 
 @verb(
