@@ -84,7 +84,9 @@ def parse(line: str, cell: bool) -> Call:
     ns, extra = _spec.parser.parse_known_args(_split(line))
     for x in extra:
         if x.startswith("-"):
-            raise UsageError(f"unknown option {x}{suggest(x.split('=')[0], FLAGS)}; see %durable? for the options")
+            first = next((w for w in ns.words + extra if not w.startswith("-")), "")
+            here = _flags_at(CELL if cell else first if first in VERBS else None)
+            raise UsageError(f"unknown option {x}{suggest(x.split('=')[0], here)}; see %durable? for the options")
     words = [w for w in ns.words + extra]
     kinds = [k for k in KINDS if getattr(ns, k) is True]  # --system TEXT is a replay's prompt, not a kind
     if len(kinds) > 1:
@@ -160,6 +162,14 @@ def _grade(ns) -> tuple[str, ...] | None:
     if ns.cases is not None and not ns.cases.isidentifier():
         raise UsageError(f"--cases needs the name of a notebook variable holding the cases, not {ns.cases!r}")
     return grade
+
+
+def _flags_at(place: str | None) -> list[str]:
+    """Return the flags that apply at ``place`` (:data:`CELL` or a verb; ``None``: every flag), so a
+    did-you-mean never suggests an option that is then refused where it was typed. O(options)."""
+    if place is None:
+        return FLAGS
+    return sorted(o.flag for o in OPTIONS if ANY in o.places or place in o.places)
 
 
 def _settings(ns) -> list[tuple[str, str]]:

@@ -88,7 +88,7 @@ class Context:
         carry = self._state.staged if self._state is not None else self._carry
         sid = ident.session if ident else self.config.session or default_session_name(self.ns)
         self._state = NotebookSession(
-            self.open_store(), sid, self.config.model or None, fork_of=ident.fork_of if ident else ""
+            self.open_store(), sid, self.configured_model(), fork_of=ident.fork_of if ident else ""
         )
         self._identity = ident.session if ident else None
         self._state.staged, self._carry = carry, []
@@ -169,13 +169,24 @@ class Context:
         """Return the settings for a turn: the session's defaults, then the cell's options; checked (one line if not)."""
         return check_settings({**self.settings, **{k: read_value(v) for k, v in call.settings}})
 
+    def notebook_model(self, name: str) -> Any:
+        """Return the notebook function or model object named ``name``, else ``None``. O(1)."""
+        obj = self.ns.get(name) if name else None
+        return obj if obj is not None and (callable(obj) or hasattr(obj, "stream")) else None
+
+    def configured_model(self) -> Any:
+        """Return the model the ``model`` setting names: a notebook function or model object of that name
+        (``%durable model terse``), else the name itself (``None`` when empty: the default). Never raises:
+        a bad name is reported by the next turn."""
+        return self.notebook_model(self.config.model) or self.config.model or None
+
     def model_of(self, name: str) -> Any:
         """Return the model a magic's word names: a notebook function or model object of that name, else the
         name itself (``offline``, ``openai:gpt-4.1``: built later). A plain word that is neither is refused in
         one line, with the nearest notebook function suggested."""
         ns = self.ns
-        obj = ns.get(name)
-        if obj is not None and (callable(obj) or hasattr(obj, "stream")):
+        obj = self.notebook_model(name)
+        if obj is not None:
             return obj
         if name.isidentifier() and name not in ("offline", "echo"):
             callables = [k for k, v in ns.items() if callable(v) and not k.startswith("_")]

@@ -97,7 +97,7 @@ class DurableMagics(Magics):
         # not validated here (%config would only log an error): the next turn reports a bad name
         state = self.ctx.opened
         if state is not None:
-            state.model = change["new"] or None
+            state.model = self.ctx.configured_model()
 
     # -- the magic ----------------------------------------------------------------
 

@@ -180,3 +180,27 @@ def test_stopping_a_fan_out_keeps_what_each_variant_stored_and_nothing_after(nb)
     texts = [x["message"]["content"][0]["text"] for x in nb.log(sid)[1:] if x["type"] == "message"]
     assert texts.count("wait for it") == 2 and "fast done" in texts and "too late" not in texts
     assert k.run("%durable status").status == "ok"
+
+
+def test_did_you_mean_suggests_what_applies_here_and_model_takes_a_notebook_function(nb):
+    """Issue 27 #8: no dead ends. A typo's suggestion is an option valid where it was typed, and
+    ``%durable model NAME`` takes a notebook function as ``--models NAME`` does."""
+    nb.fresh()
+    k = nb.k
+    for line, cell, says in (
+        ("--modle", True, "unknown option --modle (did you mean '--models'?)"),
+        ("replay --modle echo", False, "unknown option --modle (did you mean '--model'?)"),
+        ("compact --kep 1", False, "unknown option --kep (did you mean '--keep'?)"),
+    ):
+        r = nb.cell("x", cell_id=new_cell_id(), options=line) if cell else k.run(f"%durable {line}")
+        assert r.status == "error" and says in r.stderr, (line, r.stderr)
+    k.ok("def terse(messages):\n    return 'terse %d' % len(messages)")
+    r = k.ok("%durable model terse")
+    assert r.stdout.strip() == "model: terse"
+    r = nb.cell("hello", cell_id=new_cell_id())
+    assert r.status == "ok" and k.value("_durable") == "terse 1", r.stderr
+    k.ok("def terse(messages):\n    return 'terser'")  # redefined: naming it again takes the new one
+    k.ok("%durable model terse")
+    nb.cell("again", cell_id=new_cell_id())
+    assert k.value("_durable") == "terser"
+    k.ok("%durable model offline")

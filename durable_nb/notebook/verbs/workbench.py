@@ -14,8 +14,10 @@ from .registry import MANY, verb
 @verb("model [name]", "show or set the model (offline, openai:..., ...)")
 def model(ctx: Context, call: Call) -> None:
     if call.args:
-        build(call.args[0])  # builds the client, sends nothing; a bad name raises ModelError
+        if ctx.notebook_model(call.args[0]) is None:  # a notebook function is taken as --models takes it
+            build(call.args[0])  # builds the client, sends nothing; a bad name raises ModelError
         ctx.config.model = call.args[0]
+        ctx.state.model = ctx.configured_model()  # also when the name is unchanged but its function was redefined
     print(f"model: {ctx.state.own.model_name()}")
 
 
