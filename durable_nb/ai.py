@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from typing import Any, ClassVar, Literal, Union
 
 import msgspec
@@ -308,11 +309,27 @@ def describe_block(block: Block) -> str:
     return f"<{block.type} {block.mime_type}, {len(block.data)} bytes>"
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def shown_origin(origin: str | None) -> str:
+    """Return an origin as a person reads it beside the message's own text: ``cell:skill`` as recorded,
+    but a cell named by a generated UUID (JupyterLab's ``cell:3f2a…-…``, which no reader can find in
+    the notebook and which execution counts, renumbered after a restart, would not name either) is
+    just ``cell``: the message's text, the cell's own, says which. ``""`` for none. O(len(origin))."""
+    if not origin:
+        return ""
+    kind, sep, name = origin.partition(":")
+    return kind if sep and _UUID.fullmatch(name) else origin
+
+
 def badge(m: Message) -> str:
-    """Return the injection badge of a message, ``" [meta · cell:3f2a]"``, or ``""``."""
+    """Return the injection badge of a message, ``" [meta · cell:3f2a]"`` (the origin as
+    :func:`shown_origin` gives it), or ``""``."""
     if m.injected is None:
         return ""
-    return f" [{m.injected.value}{' · ' + m.origin if m.origin else ''}]"
+    shown = shown_origin(m.origin)
+    return f" [{m.injected.value}{' · ' + shown if shown else ''}]"
 
 
 def user_message(text: str) -> Message:

@@ -281,7 +281,8 @@ def staged_text(staged: Sequence) -> str:
     for i, s in enumerate(staged, 1):
         m = s.message
         kind = m.injected.value if m.injected is not None else "?"
-        rows.append(f"  {i}. [{kind}{' · ' + m.origin if m.origin else ''}] {short(m.text())!r}")
+        shown = ai.shown_origin(m.origin)
+        rows.append(f"  {i}. [{kind}{' · ' + shown if shown else ''}] {short(m.text())!r}")
     return "\n".join(rows)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import ai
 from ..session.labels import by_target
 from .encoding import START_ROW as START
 from .escape import clip
@@ -79,7 +80,8 @@ def _injection(d: dict[str, Any]) -> str:
     inj = d.get("injected")
     if not inj:
         return ""
-    return _badge(f"{inj} · {d['origin']}" if d.get("origin") else inj)
+    shown = ai.shown_origin(d.get("origin"))
+    return _badge(f"{inj} · {shown}" if shown else inj)
 
 
 def _tree_line(line: dict[str, Any], leaf: str, names: dict[str, list[str]]) -> str:
