@@ -12,7 +12,9 @@ message whose turn failed, a tool result cut off by ``max_steps``) has no
 reply. Its *request* is the model view of the path before the reply (what
 the provider received for it), or, without a reply, the model view at the
 entry (what the next model call there would receive): the system prompt
-apart, as the agent sends it, then the messages.
+apart, as the agent sends it, then the messages; a request that was sent
+shows the ephemeral input its run was sent (:func:`with_ephemeral`: by
+origin, since the text was never stored).
 
 A **diff** (:func:`diff`) says what a second request changes against a
 first: messages removed, added and changed, aligned with
@@ -143,6 +145,29 @@ def _reply_at(path: Sequence[Entry]) -> int:
     return -1
 
 
+def with_ephemeral(messages: Sequence[ai.Message]) -> list[ai.Message]:
+    """Return a sent request's ``messages`` with a stand-in for the ephemeral input its run was sent:
+    before the run's user message (the last ordinary one), one ephemeral message per origin in its
+    ``ephemeral_context``, since the text was never stored. Earlier turns' ephemeral input was not
+    sent again, so it gets none. Two requests sent the same cell's input compare it as the same.
+    O(len(messages))."""
+    at = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user" and not messages[i].injected), -1
+    )
+    if at < 0 or not messages[at].ephemeral_context:
+        return list(messages)
+    stand_ins = [
+        ai.Message(
+            role="user",
+            content=[ai.Text(f"(ephemeral input from {origin or 'no origin'}: sent, its text never stored)")],
+            injected=ai.Injection.EPHEMERAL,
+            origin=origin or None,
+        )
+        for origin in messages[at].ephemeral_context or ()
+    ]
+    return [*messages[:at], *stand_ins, *messages[at:]]
+
+
 def side(path: Sequence[Entry], ref: str = "") -> Side:
     """Return the :class:`Side` of ``path[-1]``; ``path`` is its root-to-entry path.
 
@@ -154,6 +179,8 @@ def side(path: Sequence[Entry], ref: str = "") -> Side:
     at = _reply_at(path)
     reply_entry = path[at] if at >= 0 else None
     system, messages = split_system(model_view(path[:at] if at >= 0 else path))
+    if at >= 0:  # a request that was sent: with the ephemeral input it was sent (a next call would not be)
+        messages = with_ephemeral(messages)
     entry_id = path[-1].id
     branch_cost = tally(e.message for e in path if isinstance(e, MessageEntry))
     if not isinstance(reply_entry, MessageEntry):

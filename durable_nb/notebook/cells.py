@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import ai
 from ..errors import DurableError
 from .args import cell_kind, out_refusal
 from .context import Context
@@ -113,6 +114,8 @@ def _position(st: NotebookSession, info: Cell, chat: bool, kind: str) -> None:
             f"↺ this cell ran before: rewound to before its entry {rewound.id} "
             f"({plural(left, 'entry', 'entries')} left the active path and stay on a sibling branch)"
         )
+        if kind == "turn":
+            _say_unsent(st, rewound)
     if kind == "turn":
         skipped = st.leave_unanswered()
         if skipped is not None:
@@ -120,6 +123,22 @@ def _position(st: NotebookSession, info: Cell, chat: bool, kind: str) -> None:
                 f"↷ the last message ({short(skipped.message.text())!r}) never got a reply: this turn continues "
                 "from before it (it stays in the log, unanswered; re-run its cell to retry it)"
             )
+
+
+def _say_unsent(st: NotebookSession, rewound) -> None:
+    """Say in one line which ephemeral input the cell's earlier run was sent that this run will not send:
+    it was consumed then and never stored, so only re-running its cell stages it again."""
+    sent = getattr(getattr(rewound, "message", None), "ephemeral_context", None) or []
+    staged = {s.message.origin for s in st.staged}
+    gone = [o for o in sent if not (o and o in staged)]
+    if gone:
+        where = ", ".join(
+            f"{ai.shown_origin(o)} {short(st.spent[o])!r}" if o in st.spent else o or "no origin" for o in gone
+        )
+        print(
+            f"⚠ its earlier run was also sent {plural(len(gone), 'ephemeral input', 'ephemeral inputs')} ({where}), "
+            "used once and never stored: this run goes without it; re-run that cell first to send it again"
+        )
 
 
 def _store(st: NotebookSession, kind: str, body: str, info: Cell) -> None:

@@ -73,6 +73,7 @@ class NotebookSession:
         self._model: ModelLike = model
         self.inspected: importers.Imported | None = None  # an importers.Imported while a saved log is open read-only
         self.staged: list[MessageEntry] = []
+        self.spent: dict[str, str] = {}  # origin -> text of the ephemeral input this kernel sent (never stored)
         self._cells: CellIndex | None = None  # which entry each cell made, for the current agent
         self.forked_from = ""
         self.resumed_at_choice = ""  # the entry _open resumed at because the leaf was last moved there
@@ -261,6 +262,7 @@ class NotebookSession:
             for ev in stream:
                 turn.record(ev)
                 if ev.type == "agent_start":
+                    self._spend(staged)
                     self.staged, consumed = [], True
                 self._receipt(ev)
                 if on_event is not None:
@@ -275,6 +277,11 @@ class NotebookSession:
                 self.sync()
             raise
         return turn
+
+    def _spend(self, staged: list[MessageEntry]) -> None:
+        """Remember the text of each ephemeral input of ``staged`` a turn now sends, by origin (:attr:`spent`):
+        it is never stored, so this kernel is the only place a later notice can quote it from."""
+        self.spent.update({e.message.origin: e.message.text() for e in staged if is_ephemeral(e) and e.message.origin})
 
     def _receipt(self, ev: Event) -> None:
         """Sync the widgets after a persistence receipt (a turn's input or a message stored)."""
@@ -313,6 +320,7 @@ class NotebookSession:
         def receipt(branch: Branch, ev: Event) -> None:
             nonlocal started
             if ev.type == "agent_start" and not started:
+                self._spend(staged)
                 self.staged, started = [], True
             self._receipt(ev)
             if on_event is not None:
