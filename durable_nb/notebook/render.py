@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from .. import ai
 from ..models import ModelLike
-from ..session import entry_kind
+from ..session import Store, describe, entry_kind
 
 _MD = None
 INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);", re.IGNORECASE)
@@ -271,6 +271,21 @@ def model_label(spec: ModelLike) -> str:
 def labels_text(named: dict[str, str]) -> str:
     """Return labels as the status lists them: ``v1 → 3fa9c2d1e0b4, draft → 77aa01c2d3e4`` (``""`` for none)."""
     return ", ".join(f"{n} → {t}" for n, t in named.items())
+
+
+def store_place(store: Store, session_id: str = "") -> str:
+    """Return where ``store`` (with ``session_id``: that session) is kept as notebook output names it:
+    :func:`~durable_nb.session.describe`, but a path inside the kernel's working folder (the notebook's
+    folder) relative to it (``.durable/nb-1.jsonl``), so a saved notebook holds no absolute path of
+    the machine it ran on. O(1)."""
+    shown = describe(store, session_id)
+    if not os.path.isabs(shown):
+        return shown
+    try:
+        rel = os.path.relpath(shown)
+    except ValueError:  # another drive (Windows)
+        return shown
+    return shown if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
 def staged_text(staged: Sequence) -> str:

@@ -34,7 +34,6 @@ from ..session import (
     MessageEntry,
     SessionRow,
     Store,
-    describe,
     is_ephemeral,
     is_turn_start,
     search_store,
@@ -49,6 +48,7 @@ from .positions import (  # noqa: F401  - cell_entry and entry_origin are import
     resolve_ref,
     unanswered,
 )
+from .render import store_place
 from .turn import Turn, cell_input, injected_entry
 
 if TYPE_CHECKING:
@@ -410,7 +410,7 @@ class NotebookSession:
         branches (``session`` limits it to one). The SQL stores use their full-text index; JSONL and
         memory stores scan."""
         if session is not None and not self._exists(session):
-            raise DurableError(f"no session {session!r} in {describe(self.store)}; %durable sessions lists them")
+            raise DurableError(f"no session {session!r} in {store_place(self.store)}; %durable sessions lists them")
         return search_store(self.store, text, session, limit)
 
     def resolve(self, ref: str) -> Entry:
@@ -502,7 +502,7 @@ class NotebookSession:
             imported = open_session(p, conversation)  # a clear error if it is not a readable file
         else:
             raise DurableError(
-                f"no session {ref!r} in {describe(self.store)} and no file {ref!r}; %durable sessions lists them"
+                f"no session {ref!r} in {store_place(self.store)} and no file {ref!r}; %durable sessions lists them"
             )
         if at is not None:
             imported.agent.branch(resolve_ref(imported.agent, at).id)

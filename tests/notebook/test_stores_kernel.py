@@ -5,6 +5,7 @@ shows up in the other's open widget without anything being run there."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from kernel import Kernel
@@ -152,3 +153,23 @@ def test_search_works_on_a_store_of_ones_own_that_has_only_the_contract():
     assert not hasattr(st.store, "search") and isinstance(st.store, session.Store)
     (hit,) = st.search("YAK notes")
     assert (hit.session_id, hit.snippet) == ("mine", "a yak in the notes")
+
+
+def test_status_lines_name_a_store_in_the_notebooks_folder_relatively(tmp_path):
+    """Issue 27 #5: a saved notebook holds no absolute path of the machine it ran on."""
+    k = Kernel(tmp_path)
+    try:
+        k.ok("%load_ext durable_nb")
+        k.ok("%durable new rel")
+        k.ok("%%durable\nhello")
+        outs = [k.ok(f"%durable {verb}").stdout for verb in ("status", "sessions", "store", "new rel2", "search hello")]
+        said = "\n".join(outs)
+        assert outs[0].startswith(f"session  rel  ({Path('.durable', 'rel.jsonl')})"), outs[0]
+        assert "2 entries with 'hello' in .durable:" in said and "session(s) in .durable:" in said
+        assert "new session rel2 in .durable" in said and "store: JSONL folder .durable (" in said
+        assert str(tmp_path) not in said
+        other = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+        k.ok(f"%durable store {other}")  # outside the notebook's folder: named in full
+        assert f"store: JSONL folder {other} (0 sessions)" in k.ok("%durable store").stdout
+    finally:
+        k.shutdown()

@@ -25,6 +25,7 @@ BIG_MODULES: dict[str, str] = {
     "durable_nb.durable.agent": "Agent's own run/append/branch/fork/compact and its kept path (replay, fan-out moved out)",
     "durable_nb.session.codec": "both decode paths (fast, general) and their lenient forms: one contract, kept whole",
     "durable_nb.session.jsonlstore": "the JSONL store: its lock, torn-tail repair, legacy-flag scan and watching",
+    "durable_nb.notebook.state": "the notebook's one session object (agent, staging, turns, moves); to split by section",
 }
 # "module:function" (qualified name) -> why it may be over MAX_FUNCTION lines
 BIG_FUNCTIONS: dict[str, str] = {

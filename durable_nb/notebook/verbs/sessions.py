@@ -7,10 +7,10 @@ from pathlib import Path
 from ...cost import format_tally
 from ...errors import DurableError
 from ...kept import kept_tally
-from ...session import KIND_NAMES, describe, kind_of_store
+from ...session import KIND_NAMES, kind_of_store
 from ..context import Context
 from ..options import Call, Option
-from ..render import counts, labels_text, model_label, plural, short, staged_text
+from ..render import counts, labels_text, model_label, plural, short, staged_text, store_place
 from .registry import verb
 
 
@@ -18,7 +18,7 @@ from .registry import verb
 def status(ctx: Context, call: Call) -> None:
     st = ctx.state
     a = st.agent
-    where = f"read-only copy of {st.inspected.source}" if st.inspected else describe(st.store, a.session_id)
+    where = f"read-only copy of {st.inspected.source}" if st.inspected else store_place(st.store, a.session_id)
     c = counts(a.entries())
     lines = [
         f"session  {a.session_id}  ({where})",
@@ -47,10 +47,10 @@ def sessions(ctx: Context, call: Call) -> None:
     st = ctx.state
     rows = st.sessions()
     if not rows:
-        print(f"no saved sessions in {describe(st.store)}")
+        print(f"no saved sessions in {store_place(st.store)}")
         return
     width = max(len(r.id) for r in rows)
-    print(f"{len(rows)} session(s) in {describe(st.store)}:")
+    print(f"{len(rows)} session(s) in {store_place(st.store)}:")
     for sid, n, last, problem in rows:
         if n is None:
             print(f"! {sid:<{width}}  unreadable: {problem}")
@@ -63,7 +63,7 @@ def sessions(ctx: Context, call: Call) -> None:
 @verb("new [id]", "start a new session (and use it)")
 def new(ctx: Context, call: Call) -> None:
     a = ctx.state.new(call.args[0] if call.args else None)
-    print(f"new session {a.session_id} in {describe(ctx.state.store)}")
+    print(f"new session {a.session_id} in {store_place(ctx.state.store)}")
 
 
 @verb("use <id>", "continue a saved session (created if missing)")
@@ -120,7 +120,7 @@ def search(ctx: Context, call: Call) -> None:
     st = ctx.state
     text = " ".join(call.args)
     hits = st.search(text, session=call.session)
-    where = describe(st.store) + (f" session {call.session}" if call.session else "")
+    where = store_place(st.store) + (f" session {call.session}" if call.session else "")
     if not hits:
         print(f"no entry holds every word of {text!r} in {where}")
         return
@@ -137,7 +137,7 @@ def store(ctx: Context, call: Call) -> None:
     kind = KIND_NAMES.get(kind_of_store(st)) or type(st).__name__
     sid = ctx.state.own.session_id  # the notebook's session (created by its first write)
     n = len(st.list_sessions())
-    print(f"store: {kind} {describe(st)} ({plural(n, 'session', 'sessions')}); session {sid}")
+    print(f"store: {kind} {store_place(st)} ({plural(n, 'session', 'sessions')}); session {sid}")
 
 
 @verb("close", "stop inspecting; back to the notebook's session")
