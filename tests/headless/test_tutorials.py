@@ -110,16 +110,19 @@ def test_02_prompt_design(tmp_path):
         and "[ephemeral · cell:reminder]" in dry
     )
     assert "read-only" in text_of(cells["draft2"])  # the re-staged reminder holds the recomputed live state
-    # compare two labelled attempts: the requests differ in the one user message
+    # compare two labelled attempts: the requests differ in the user message and in the reminder each was
+    # sent (by origin: issue 27 #7, compare shows ephemeral input that was sent; both replies list 3 messages)
     compare = text_of(cells["compare"]).splitlines()
-    assert re.fullmatch(r"grouped \(\w{8}\) against first-draft \(\w{8}\): 1 message the same, 1 changed", compare[3])
-    assert compare[4].startswith("  ~ #2 user: 'Write the release notes for v0.2.' → #2 user: 'Write the release notes")
+    assert re.fullmatch(r"grouped \(\w{8}\) against first-draft \(\w{8}\): 1 message the same, 2 changed", compare[3])
+    assert compare[4].startswith("  ~ #2 user [ephemeral]: '(ephemeral input from cell:reminder: sent, i")
+    assert compare[5].startswith("  ~ #3 user: 'Write the release notes for v0.2.' → #3 user: 'Write the release notes")
     # fan-out over three models: three labelled siblings; only the model differs; a known and an unknown cost
     fan = text_of(cells["fanout"])
     assert "labels: offline@t1, terse@t1, costed@t1" in fan and "3 replied" in fan
     three = text_of(cells["fanout-compare"])
     assert "  model     offline → terse" in three and "  model     offline → gpt-4o-mini" in three
-    assert three.count("2 messages the same") == 2 and "cost unknown" in three
+    # the skill, the reminder every variant was sent (by origin) and the question: 3, as each reply received
+    assert three.count("3 messages the same") == 2 and "cost unknown" in three
     assert re.search(
         r"costed@t1 \(\w{8}\)  gpt-4o-mini · provider defaults · \d+ in / \d+ out tokens · \$0\.0000\d+", three
     )
