@@ -10,6 +10,7 @@ from typing import Any
 from .. import ai
 from ..errors import AgentClosed, DurableError, SessionExists, SessionNotFound, UnknownEntry
 from ..kinds import fork_copies
+from ..kinds.annotation import AnnotationEntry, annotation
 from ..models import Model, ModelLike, build, model_name
 from ..session import (
     CompactionEntry,
@@ -394,6 +395,32 @@ class Agent:
             raise no_label(name, self._log.labels)
         (entry,) = self.append(label_entry(name, ""))
         assert isinstance(entry, CustomEntry)
+        return entry
+
+    def annotate(
+        self,
+        entry_id: str,
+        *,
+        note: str | None = None,
+        score: float | None = None,
+        tags: Iterable[str] = (),
+        by: str | None = None,
+    ) -> AnnotationEntry:
+        """Annotate an entry: append an annotation entry (``kind="annotation"``) hanging off it; return it.
+
+        ``entry_id`` is anything :meth:`resolve` takes. ``by`` defaults to the
+        OS user; the entry's ``created_at`` says when. The annotation is
+        stored, never sent, and never moves the leaf; a correction is a new
+        annotation (the latest wins in views, all are kept). Raises
+        :class:`DurableError` in one line for an unknown or ephemeral entry,
+        a score that is not a number, or nothing to say. For a read-only
+        source use :func:`durable_nb.annotate`. O(1) beyond the store's append.
+        """
+        self._check_open()
+        target = self.entry(self.resolve(entry_id))
+        (entry,) = self._log.prepare([annotation(target, note=note, score=score, tags=tags, by=by)], target.id)
+        self._log.commit([entry], move=False)
+        assert isinstance(entry, AnnotationEntry)
         return entry
 
     def fork(self, new_id_: str, store: Store | None = None, at: str | None = None) -> Agent:
