@@ -7,9 +7,22 @@ and ``durable_nb.durable`` (the agent) import nothing from Jupyter.
 
 from . import ai, durable, kinds, session  # kinds: every custom-entry kind registers itself
 from .errors import DurableError
+from .frames import annotations, frame
+from .sidecar import annotate
 
 __version__ = "0.1.0"
-__all__ = ["DurableError", "ai", "durable", "kinds", "session", "__version__", "load_ipython_extension"]
+__all__ = [
+    "DurableError",
+    "ai",
+    "annotate",
+    "annotations",
+    "frame",
+    "durable",
+    "kinds",
+    "session",
+    "__version__",
+    "load_ipython_extension",
+]
 
 
 def load_ipython_extension(ipython):  # pragma: no cover - exercised through a real kernel

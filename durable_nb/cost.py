@@ -78,6 +78,18 @@ def message_cost(message: ai.Message) -> Decimal | None:
     return _price(message.model, *_usage(message.usage))
 
 
+def priced_tokens(message: ai.Message) -> tuple[int, int, Decimal | None] | None:
+    """Return ``(input tokens, output tokens, cost)`` of an assistant message in one read of its usage
+    (:func:`tokens` and :func:`message_cost` together), ``None`` without usage. For tables of many
+    messages (:func:`durable_nb.frame`). O(1), the price cached as :func:`message_cost`'s."""
+    u = message.usage
+    if not u:
+        return None
+    counts = _usage(u)
+    cost = _price(message.model, *counts) if message.role == "assistant" and message.model else None
+    return counts[0], counts[1], cost
+
+
 @functools.lru_cache(maxsize=65536)
 def _price(model: str, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int) -> Decimal | None:
     from genai_prices import Usage, calc_price
