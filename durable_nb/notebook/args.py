@@ -124,6 +124,8 @@ def parse(line: str, cell: bool) -> Call:
         cases=ns.cases,
         grade=grade,
         eval=ns.eval,
+        score=ns.score,
+        tag=tuple(ns.tag or ()),
     )
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:

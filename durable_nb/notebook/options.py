@@ -125,3 +125,5 @@ class Call:
     cases: str | None = None
     grade: tuple[str, ...] | None = None
     eval: str | None = None
+    score: str | None = None
+    tag: tuple[str, ...] = ()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ...errors import DurableError, UnknownEntry
+from ...kinds import text as kind_text
+from ...session import describe
 from ...session.labels import by_target
 from ..context import Context
 from ..options import Call, Option
@@ -79,6 +81,36 @@ def labels(ctx: Context, call: Call) -> None:
             continue
         mark = "*" if a.on_path(target) else " "
         print(f"{mark} {name:<{width}}  {target}  {entry_label(e):<22} {short(entry_text(e), 50)!r}")
+
+
+@verb(
+    "annotate <entry> [--score X] [--tag T] [text...]",
+    "annotate an entry (an id, a label, 4+ characters of an id): a note, a score, tags (--tag repeats);\n"
+    "kept with who and when, never sent; a log opened read-only is annotated in this store's sidecar session",
+    nargs=(1, MANY),
+    options=(
+        Option("--score", "annotate: a number scoring the entry", spec={"metavar": "X"}),
+        Option("--tag", "annotate: a tag (repeatable)", spec={"metavar": "T", "action": "append"}),
+    ),
+)
+def annotate(ctx: Context, call: Call) -> None:
+    from ...sidecar import annotate as annotate_read_only
+
+    score: float | None = None
+    if call.score is not None:
+        try:
+            score = float(call.score)
+        except ValueError:
+            raise DurableError(f"--score needs a number (like 0.5 or 3), not {call.score!r}") from None
+    st = ctx.state
+    ref, note = call.args[0], " ".join(call.args[1:]) or None
+    if st.inspected is not None:
+        e = annotate_read_only(st.inspected, ref, store=st.store, note=note, score=score, tags=call.tag)
+        where = f"kept in a sidecar session of {describe(st.store)}; the log is not written"
+    else:
+        e = st.agent.annotate(ref, note=note, score=score, tags=call.tag)
+        where = f"in session {st.agent.session_id}"
+    print(f"annotated {e.target_id} by {e.by or 'unknown'}: {kind_text(e)} ({where})")
 
 
 @verb("unlabel <name>", "remove a label (the entry stays)")
