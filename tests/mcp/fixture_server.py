@@ -1,12 +1,13 @@
 """A small real MCP server for the tests (run over stdio): an image, a slow call, an error, a resource link.
 
-Run as ``python fixture_server.py``; built with the SDK's own MCPServer, so the client is tested against
+Run as ``python fixture_server.py`` (stdio) or ``python fixture_server.py http PORT``; built with the SDK's own MCPServer, so the client is tested against
 the SDK's server side, not a mock.
 """
 
 from __future__ import annotations
 
 import base64
+import sys
 import time
 
 from mcp.server.mcpserver import MCPServer
@@ -46,4 +47,7 @@ def link() -> ResourceLink:
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["http"]:  # python fixture_server.py http PORT: streamable HTTP at /mcp
+        server.run("streamable-http", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -228,3 +229,47 @@ def test_secrets_are_masked_in_the_recorded_command_and_url():
         assert secret not in line
     assert line.startswith("srv --token '***' '--api-key=***' 'DB_PASSWORD=***'") and "a=2" in line
     assert masked_url("http://localhost:3001/mcp") == "http://localhost:3001/mcp"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@slow
+def test_a_streamable_http_server_from_a_url_and_a_url_that_refuses(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([*FIXTURE, "http", str(port)], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        tools = durable.mcp_tools(url=f"http://127.0.0.1:{port}/mcp?token=sekrit")
+        try:
+            agent = durable.Agent(store=JsonlStore(tmp_path), session_id="s", tools=tools)
+            agent.run("call tiny_image {}").wait()
+        finally:
+            tools.close()
+        (res,) = results(JsonlStore(tmp_path))
+        assert [type(b).__name__ for b in res.content] == ["Text", "Image", "Text"]
+        assert res.extra["mcp"]["url"] == f"http://127.0.0.1:{port}/mcp?token=***"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    with pytest.raises(durable.McpError) as e:
+        durable.mcp_tools(url=f"http://127.0.0.1:{free_port()}/mcp")
+    assert "\n" not in str(e.value) and str(e.value).startswith("cannot start the MCP server http://127.0.0.1:")
+
+
+@slow
+def test_a_server_that_never_answers_the_handshake_times_out_in_one_line(monkeypatch):
+    from durable_nb.durable import mcp_server
+
+    monkeypatch.setattr(mcp_server, "HANDSHAKE_SECONDS", 1.0)
+    with pytest.raises(durable.McpError) as e:
+        durable.mcp_tools([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert str(e.value).endswith("did not answer the handshake in 1 s")
