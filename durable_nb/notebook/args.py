@@ -71,6 +71,10 @@ def out_refusal(name: str) -> str:
     )
 
 
+# the Call fields that take their option's value as it is
+_AS_GIVEN = "chat out dry_run keep session model variants force cases eval score mcp mcp_url name approve".split()
+
+
 def parse(line: str, cell: bool) -> Call:
     """Return the :class:`Call` for a magic ``line``; ``cell`` says whether it is ``%%durable``.
 
@@ -108,24 +112,14 @@ def parse(line: str, cell: bool) -> Call:
         raise UsageError("--keep needs a number of turns, 0 or more")
     common = dict(
         kind=kinds[0] if kinds else None,
-        chat=ns.chat,
-        out=ns.out,
         interpolate=not ns.no_interpolate,
-        dry_run=ns.dry_run,
-        keep=ns.keep,
-        session=ns.session,
         tools=tools,
         settings=tuple(settings),
-        model=ns.model,
         system=system_text,
         models=models,
-        variants=ns.variants,
-        force=ns.force,
-        cases=ns.cases,
         grade=grade,
-        eval=ns.eval,
-        score=ns.score,
         tag=tuple(ns.tag or ()),
+        **{k: getattr(ns, k) for k in _AS_GIVEN},
     )
     given = [o for o in OPTIONS if getattr(ns, o.dest) not in (None, False)]
     if cell:

@@ -52,6 +52,7 @@ class Context:
         self.shell = shell
         self.config = config
         self.tool_names: dict[str, None] = {}
+        self.mcp_servers: dict[str, Any] = {}  # name -> durable.McpTools (%durable tools add --mcp)
         self.settings: dict[str, Any] = {}
         self.secret_store: tuple[str, str] | None = None  # (masked spec shown in .store, the real spec)
         self._state: NotebookSession | None = None
@@ -159,11 +160,15 @@ class Context:
 
     def tools(self, call: Call) -> list[Tool]:
         """Return a turn's tools: the call's ``--tools``, else the session's (``%durable tools add``)."""
-        return self.resolve_tools(call.tools if call.tools is not None else list(self.tool_names))
+        if call.tools is not None:
+            return self.resolve_tools(call.tools)
+        return self.tool_list()
 
     def tool_list(self) -> list[Tool]:
         """Return the session's tools (``%durable tools add``), looked up in the notebook now."""
-        return self.resolve_tools(list(self.tool_names))
+        return as_tools(
+            [*self.resolve_tools(list(self.tool_names)), *(t for s in self.mcp_servers.values() for t in s)]
+        )
 
     def turn_settings(self, call: Call) -> dict[str, Any]:
         """Return the settings for a turn: the session's defaults, then the cell's options; checked (one line if not)."""

@@ -127,3 +127,7 @@ class Call:
     eval: str | None = None
     score: str | None = None
     tag: tuple[str, ...] = ()
+    mcp: str | None = None
+    mcp_url: str | None = None
+    name: str | None = None
+    approve: str | None = None

@@ -6,7 +6,7 @@ from ...durable import check_settings, read_value
 from ...errors import DurableError, suggest
 from ...models import build
 from ..context import Context
-from ..options import Call
+from ..options import Call, Option
 from ..render import dry_run_text, model_label, plural, staged_text, tools_text
 from .registry import MANY, verb
 
@@ -22,15 +22,27 @@ def model(ctx: Context, call: Call) -> None:
 
 
 @verb(
-    "tools [add NAME... | remove NAME...]",
-    "list the session's tools with their schemas, or add / remove\nnotebook functions by name (a turn runs the ones the model calls)",
+    "tools [add NAME... | remove NAME...] [--mcp CMD] [--mcp-url URL] [--name N] [--approve ask]",
+    "list the session's tools with their schemas, or add / remove\nnotebook functions by name (a turn runs the ones the model calls);\n"
+    "add --mcp CMD / --mcp-url URL adds an MCP server's tools (remove N stops it)",
     nargs=(0, MANY),
+    options=(
+        Option("--mcp", "tools add: an MCP server's command, run over stdio", spec={"metavar": "CMD"}),
+        Option("--mcp-url", "tools add: an MCP server's streamable-HTTP URL", spec={"metavar": "URL"}),
+        Option("--name", "tools add: the MCP server's name here (default: its own)", spec={"metavar": "N"}),
+        Option("--approve", "tools add: always (default) or ask before each MCP call", spec={"metavar": "WHEN"}),
+    ),
 )
 def tools(ctx: Context, call: Call) -> None:
     if not call.args:
+        if call.mcp or call.mcp_url:
+            raise DurableError("usage: %durable tools add --mcp CMD (or --mcp-url URL)")
         print(tools_text(ctx.tool_list()))
         return
     action, names = call.args[0], call.args[1:]
+    if action == "add" and (call.mcp or call.mcp_url):
+        _add_mcp(ctx, call, names)
+        return
     if action not in ("add", "remove"):
         raise DurableError(
             f"usage: %durable tools [add NAME... | remove NAME...], not {action!r}{suggest(action, ['add', 'remove'])}"
@@ -44,12 +56,36 @@ def tools(ctx: Context, call: Call) -> None:
         print(f"tools: {', '.join(ctx.tool_names)} (added {', '.join(t.name for t in added)})")
         return
     for n in names:
-        if n not in ctx.tool_names:
-            known = ", ".join(ctx.tool_names) or "none yet"
-            raise DurableError(f"no tool {n!r}{suggest(n, ctx.tool_names)}; the tools are: {known}")
+        if n not in ctx.tool_names and n not in ctx.mcp_servers:
+            known = ", ".join([*ctx.tool_names, *ctx.mcp_servers]) or "none yet"
+            raise DurableError(
+                f"no tool {n!r}{suggest(n, [*ctx.tool_names, *ctx.mcp_servers])}; the tools are: {known}"
+            )
     for n in names:
-        del ctx.tool_names[n]
-    print(f"removed {', '.join(names)}; tools: {', '.join(ctx.tool_names) or 'none'}")
+        if n in ctx.mcp_servers:
+            ctx.mcp_servers.pop(n).close()
+        else:
+            del ctx.tool_names[n]
+    print(f"removed {', '.join(names)}; tools: {', '.join(t.name for t in ctx.tool_list()) or 'none'}")
+
+
+def _add_mcp(ctx: Context, call: Call, names: tuple[str, ...]) -> None:
+    """``%durable tools add --mcp CMD`` / ``--mcp-url URL``: start the server, keep its tools under its name."""
+    from ...durable import mcp_tools
+
+    if names or (call.mcp and call.mcp_url):
+        raise DurableError("%durable tools add --mcp CMD (or --mcp-url URL) takes one server and no function names")
+    if call.approve not in (None, "always", "ask"):
+        raise DurableError(f"--approve takes always or ask, not {call.approve!r}")
+    if call.name in ctx.mcp_servers:
+        raise DurableError(f"an MCP server is already named {call.name!r}: %durable tools remove {call.name} first")
+    found = mcp_tools(call.mcp, url=call.mcp_url, name=call.name, approve=call.approve)
+    key = call.name or found.server.info.get("name") or "mcp"
+    if key in ctx.mcp_servers:
+        found.close()
+        raise DurableError(f"an MCP server is already named {key!r}: give this one --name N")
+    ctx.mcp_servers[key] = found
+    print(f"MCP server {key} ({found.server.where}): {', '.join(t.name for t in found) or 'no tools'}")
 
 
 @verb(
