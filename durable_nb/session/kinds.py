@@ -93,6 +93,17 @@ def off_chain(entry: Entry) -> bool:
     return k is not None and k.off_chain
 
 
+def hidden(entry: Entry) -> bool:
+    """True for a custom entry whose kind is never drawn (``shown="hidden"``: a leaf move). O(1)."""
+    k = kind_of(entry)
+    return k is not None and k.shown == "hidden"
+
+
+def hidden_kinds() -> frozenset[str]:
+    """Return the exact kinds registered as never drawn, for code that holds rows, not entries. O(kinds)."""
+    return frozenset(name for name, k in _EXACT.items() if k.shown == "hidden")
+
+
 def replayed(entry: Entry) -> bool:
     """True unless ``entry`` is a custom entry whose kind a replay leaves out (a label). O(1)."""
     k = kind_of(entry)

@@ -26,6 +26,7 @@ import json
 from typing import Any
 
 from .. import ai
+from ..session.kinds import hidden_kinds
 from ..session.labels import by_target
 from .encoding import START_ROW as START
 from .escape import clip
@@ -50,15 +51,16 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     """Return the tree of ``rows`` (dicts with ``id``, ``parent_id``, ``created_at``, maybe ``injected``
     or ``aside``) as ``(row, depth, mark)`` lines in the order the widget draws them
     (:class:`~durable_nb.widget.layout.Layout` decides it, siblings in :func:`~durable_nb.session.sort_siblings`
-    order; the START row is :data:`START`). O(n)."""
+    order; the START row is :data:`START`; rows of a kind never drawn, a leaf move, are left out). O(n)."""
     by_id: dict[str, dict[str, Any]] = {}
+    hidden = hidden_kinds()  # kinds never drawn (a leaf move)
     for r in rows:
         by_id.setdefault(r["id"], r)
     lay = Layout.build(
         [r["id"] for r in rows],
         [r.get("parent_id") or "" for r in rows],
         [r.get("injected") == "ephemeral" or bool(r.get("aside")) for r in rows],
-        [False] * len(rows),
+        [r.get("type") == "custom" and r.get("kind") in hidden for r in rows],
         [str(r.get("created_at") or "") for r in rows],
     )
     return [(by_id[i] if i else START, *lay.info(i)) for i in lay.lines]

@@ -22,7 +22,7 @@ from .assets import front_end
 from .encoding import tree_line
 from .follow import follow
 from .layout import Layout
-from .tree import extended, kind_filter, layout_of, off_chain
+from .tree import extended, kind_filter, layout_of, never_drawn, off_chain
 from .views import VIEW_LIMIT, Followed, cost_text, views_at
 
 MAX_LINES = 400  # lines one "lines" reply may carry
@@ -179,7 +179,9 @@ class SessionWidget(anywidget.AnyWidget):
                 new = tail[1:] if self._count else tail
                 hide = self._hide
                 for e in new:
-                    self._layout.add(e.id, e.parent_id, off_chain(e), hide is not None and hide(e), e.created_at)
+                    self._layout.add(
+                        e.id, e.parent_id, off_chain(e), never_drawn(e) or (hide is not None and hide(e)), e.created_at
+                    )
                 self._count += len(new)
                 if new:
                     self._last_id = new[-1].id

@@ -15,6 +15,7 @@ from typing import Any
 from .. import ai
 from ..errors import DurableError
 from ..session import Entry, MessageEntry, is_aside, kind_group
+from ..session import kinds as _kinds
 from .layout import Layout
 
 FILTERS = ("custom", "aside", "tool_result")  # the kind groups the tree can hide (session.kind_group)
@@ -30,10 +31,16 @@ def off_chain(e: Entry) -> bool:
     return is_aside(e)
 
 
+def never_drawn(e: Entry) -> bool:
+    """True for an entry no tree draws whatever the filters: a custom entry of a kind declared
+    ``shown="hidden"`` (a leaf move: the leaf badge already shows where the leaf is). O(1)."""
+    return not isinstance(e, MessageEntry) and _kinds.hidden(e)
+
+
 def extended(lay: Layout, new: list[Entry]) -> Layout:
     """Return ``lay`` (no kind filter) with the entries ``new`` added, its changes taken. O(new entries)."""
     for e in new:
-        lay.add(e.id, e.parent_id, off_chain(e), False, e.created_at)
+        lay.add(e.id, e.parent_id, off_chain(e), never_drawn(e), e.created_at)
     lay.take_changes()
     return lay
 
@@ -50,7 +57,7 @@ def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None)
     ids = [e.id for e in entries]
     parents = [e.parent_id for e in entries]
     off = [off_chain(e) for e in entries]
-    hidden = [hide(e) for e in entries] if hide is not None else [False] * len(entries)
+    hidden = [never_drawn(e) or hide(e) for e in entries] if hide is not None else [never_drawn(e) for e in entries]
     return Layout.build(ids, parents, off, hidden, [e.created_at for e in entries])
 
 

@@ -152,3 +152,26 @@ def test_siblings_are_drawn_oldest_first_whatever_the_log_order():
     ]
     lines = fallback.layout(rows)
     assert [(r["id"], mark) for r, _, mark in lines] == [("r", "root"), ("a", "branch"), ("b", "branch")]
+
+
+def test_a_recorded_leaf_move_is_drawn_neither_live_nor_in_the_fallback():
+    from durable_nb import durable
+    from durable_nb.kinds.leaf_move import LeafMove, move_leaf
+    from durable_nb.session import MemoryStore
+
+    a = durable.Agent(model=lambda messages: "ok", store=MemoryStore())
+    first = a.run("first try").wait()
+    a.run("second try").wait()
+    live = SessionWidget(a)  # laid out before the move: the move arrives through the incremental path
+    move_leaf(a, a.path()[1].id)  # "Continue from here" on the first reply: recorded as a leaf move
+    (mark,) = [e for e in a.entries() if isinstance(e, LeafMove)]
+    assert first and a.leaf_id == a.path()[-1].id != mark.id
+    live.sync()
+    fresh = SessionWidget(a)  # laid out at once, the move already logged
+    for w in (live, fresh):
+        drawn = [x["row"]["id"] for x in w.lines(0, 100)]
+        assert mark.id not in drawn and len(drawn) == len(a.entries()) - 1
+        assert w.lines(w.tree["leaf_line"], w.tree["leaf_line"] + 1)[0]["row"]["id"] == a.leaf_id
+    static = [x["row"].get("id") for x in fresh._static_state()["lines"]]
+    html = fresh._repr_mimebundle_()[0]["text/html"]
+    assert mark.id not in static and mark.id[:8] not in html and "leaf_move" not in html
