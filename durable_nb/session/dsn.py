@@ -47,6 +47,14 @@ def is_dsn(spec: str) -> bool:
     return m is not None and m.group(1) in KEYWORDS
 
 
+def missing_psycopg(e: ImportError) -> DurableError:
+    """Return the one-line error for a missing psycopg or psycopg_pool (``e``), naming the extra."""
+    return DurableError(
+        f"the PostgreSQL store needs psycopg 3 and psycopg_pool ({e.name} is missing): "
+        "pip install 'durable_nb[postgres]'"
+    )
+
+
 def parse(dsn: str) -> dict[str, str]:
     """Return the parameters libpq reads from ``dsn`` (``conninfo_to_dict``), values as strings.
 
@@ -57,10 +65,7 @@ def parse(dsn: str) -> dict[str, str]:
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
     except ImportError as e:
-        raise DurableError(
-            f"the PostgreSQL store needs psycopg 3 and psycopg_pool ({e.name} is missing): "
-            "pip install 'durable_nb[postgres]'"
-        ) from None
+        raise missing_psycopg(e) from None
     try:
         return {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
     except psycopg.Error as e:

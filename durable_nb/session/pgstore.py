@@ -41,7 +41,7 @@ from typing import Any
 
 from ..errors import DurableError, SessionExists, SessionNotFound
 from .codec import same_line
-from .dsn import mask, split_dsn
+from .dsn import mask, missing_psycopg, split_dsn
 from .entry import Entry, now
 from .search import Hit, search_text, words
 from .sqlitestore import decode_rows, hits_of
@@ -87,10 +87,7 @@ def _psycopg():
         import psycopg
         import psycopg_pool
     except ImportError as e:
-        raise DurableError(
-            f"the PostgreSQL store needs psycopg 3 and psycopg_pool ({e.name} is missing): "
-            "pip install 'durable_nb[postgres]'"
-        ) from None
+        raise missing_psycopg(e) from None
     return psycopg, psycopg_pool
 
 
