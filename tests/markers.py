@@ -141,8 +141,8 @@ _current: list[pytest.Item] = []
 _refused = pytest.StashKey[list[str]]()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+def _running(item: pytest.Item) -> Iterator[None]:
+    """Keep ``item`` as the test now running while its setup or call runs (the guard reads it)."""
     _current.append(item)
     try:
         yield
@@ -150,13 +150,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
         _current.pop()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    _current.append(item)
-    try:
-        yield
-    finally:
-        _current.pop()
+pytest_runtest_setup = pytest.hookimpl(hookwrapper=True)(_running)
+pytest_runtest_call = pytest.hookimpl(hookwrapper=True)(_running)
 
 
 @pytest.hookimpl(hookwrapper=True)

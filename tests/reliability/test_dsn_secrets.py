@@ -18,19 +18,10 @@ from urllib.parse import quote
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from reliability_support import ROOT
 
 from durable_nb import session
 from durable_nb.errors import DurableError
-
-
-@pytest.fixture(scope="module")
-def shell():
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
-    yield sh
-    sh.run_line_magic("config", "DurableMagics.store = '.durable'")
 
 
 @pytest.fixture

@@ -22,20 +22,11 @@ import time
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from reliability_support import ROOT, in_child
 
 from durable_nb import ai, session
 from durable_nb.errors import CorruptLog, DurableError, StoreWriteError
 from durable_nb.notebook.magics import TurnFailed
-
-
-@pytest.fixture(scope="module")
-def shell():
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
-    yield sh
-    sh.run_line_magic("config", "DurableMagics.store = '.durable'")
 
 
 def _magic(shell, line: str) -> str:
