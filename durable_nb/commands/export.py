@@ -1,4 +1,6 @@
-"""``python -m durable_nb export SESSION_OR_LOG -o PATH``: write a session to .html, .md or .jsonl.
+"""``python -m durable_nb export SESSION_OR_LOG -o PATH [--format F]``: write a session to .html, .md,
+.jsonl or another tool's format (pi's ``.pi.jsonl``, ``.atif.json``, Inspect's ``.eval``, ``.otlp.json``;
+see :mod:`durable_nb.share.formats`), chosen by ``--format`` or else by the file name's suffix.
 
 SESSION_OR_LOG is a log file any importer reads (durable_nb / pi-go, pi,
 Claude Code, Codex JSONL) or the id of a session in a store folder
@@ -18,19 +20,33 @@ from ..importers import open_session
 from ..session import check_session_id, describe, open_store, store_kind
 from ..session.locate import expand_env
 from ..share import export
+from ..share.formats import FORMATS
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``export`` subcommand to ``subparsers`` and return its parser."""
     p = subparsers.add_parser(
         "export",
-        help="write a session or a log to .html, .md or .jsonl",
-        description="Write a session to one self-contained .html page, a .md handout or a .jsonl log. "
+        help="write a session or a log to .html, .md, .jsonl, .pi.jsonl, .atif.json, .eval or .otlp.json",
+        description="Write a session to one self-contained .html page, a .md handout, a .jsonl log, or "
+        "another tool's format, chosen by --format or else by the file name's suffix. "
         "SESSION_OR_LOG is a log file any importer reads (durable_nb / pi-go, pi, Claude Code, Codex JSONL) "
         "or the id of a session in the store folder --store.",
     )
     p.add_argument("source", metavar="SESSION_OR_LOG", help="a session log file, or a session id in --store")
-    p.add_argument("-o", "--output", required=True, metavar="PATH", help="the file to write: .html, .md or .jsonl")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="PATH",
+        help="the file to write: " + ", ".join(f"{s} ({f.what})" for f in FORMATS.values() for s in f.suffixes),
+    )
+    p.add_argument(
+        "--format",
+        choices=list(FORMATS),
+        default=None,
+        help="the format to write whatever PATH ends in (default: chosen by PATH's suffix)",
+    )
     p.add_argument(
         "--store",
         default=".durable",
@@ -78,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     """Export ``args.source`` to ``args.output``; print what was written. Returns 0."""
     agent, source = load(args.source, args.store)
     stores = [open_store(args.store)] if store_kind(args.store) == "jsonl" else []
-    out = export(agent, args.output, source, replace=args.force, stores=stores)
+    out = export(agent, args.output, source, replace=args.force, stores=stores, format=args.format)
     n = len(agent.entries())
     print(f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}")
     return 0

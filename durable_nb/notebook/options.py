@@ -131,3 +131,4 @@ class Call:
     mcp_url: str | None = None
     name: str | None = None
     approve: str | None = None
+    format: str | None = None

@@ -1,8 +1,10 @@
-"""Export a session to a file: ``.html`` (one self-contained page), ``.md`` (a handout) or
-``.jsonl`` (this project's log format, which re-opens losslessly).
+"""Export a session to a file: ``.html`` (one self-contained page), ``.md`` (a handout),
+``.jsonl`` (this project's log format, which re-opens losslessly), or another tool's format
+(:mod:`durable_nb.share.formats` lists them: pi's ``.pi.jsonl``, ``.atif.json``, Inspect's ``.eval``...).
 
     from durable_nb.share import export
-    export(agent, "session.html")          # or .md, .jsonl; returns the path written
+    export(agent, "session.html")          # or .md, .jsonl, ...; returns the path written
+    export(agent, "log.json", format="inspect")
 
 The file is written whole or not at all (a temporary file beside it, then a
 link or rename), so an interrupted export leaves no half file behind; an
@@ -20,10 +22,10 @@ from typing import Any
 
 from ..errors import DurableError, SessionNotFound
 from ..session import encode_line, is_ephemeral, leaf_last, now
-from .handout import handout
-from .page import page_html
+from .formats import FORMATS as _REGISTRY
+from .formats import Job, choose, writer
 
-FORMATS = (".html", ".md", ".jsonl")
+FORMATS = tuple(s for f in _REGISTRY.values() for s in f.suffixes)  # the suffixes a format is chosen by
 
 
 def session_record(agent: Any, source: str = "") -> dict[str, str]:
@@ -65,6 +67,25 @@ def jsonl_bytes(agent: Any, source: str = "") -> bytes:
     return head + b"".join(encode_line(e) for e in leaf_last(durable, agent.leaf_id))
 
 
+def write_html(job: Job, out: Path) -> None:
+    """Write the session's page (:func:`~durable_nb.share.page.page_html`) to ``out``."""
+    from .page import page_html  # imports the widget's front end
+
+    out.write_bytes(page_html(job.agent, job.source).encode("utf-8"))
+
+
+def write_md(job: Job, out: Path) -> None:
+    """Write the session's handout (:func:`~durable_nb.share.handout.handout`) to ``out``."""
+    from .handout import handout
+
+    out.write_bytes(handout(job.agent, job.source).encode("utf-8"))
+
+
+def write_jsonl(job: Job, out: Path) -> None:
+    """Write the session's log (:func:`jsonl_bytes`) to ``out``."""
+    out.write_bytes(jsonl_bytes(job.agent, job.source))
+
+
 def _umask() -> int:
     """Return the process's umask (read by setting it and setting it back: there is no getter)."""
     mask = os.umask(0o022)
@@ -72,17 +93,19 @@ def _umask() -> int:
     return mask
 
 
-def _write_atomic(path: Path, data: bytes, replace: bool) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then move it there: ``replace=False``
+def _write_atomic(path: Path, fill: Callable[[Path], None], replace: bool) -> None:
+    """Have ``fill`` write a temporary file beside ``path``, then move it there: ``replace=False``
     links it (fails with ``FileExistsError`` if ``path`` appeared meanwhile), ``True`` renames over.
 
     The file gets the mode a plain ``open(path, "w")`` would give (``0o666`` less the umask), not
     the temporary file's private ``0o600``."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())
+        finally:
+            os.close(fd)
+        fill(Path(tmp))
         if replace:
             os.replace(tmp, path)
             return
@@ -109,46 +132,50 @@ def _store_folders(agent: Any, stores: Iterable[Any]) -> list[Path]:
 
 
 def export(
-    agent: Any, path: str | os.PathLike[str], source: str = "", *, replace: bool = True, stores: Iterable[Any] = ()
+    agent: Any,
+    path: str | os.PathLike[str],
+    source: str = "",
+    *,
+    replace: bool = True,
+    stores: Iterable[Any] = (),
+    format: str | None = None,
+    run: str = "",
 ) -> Path:
-    """Write ``agent``'s session to ``path`` in the format its suffix names; return the path.
+    """Write ``agent``'s session to ``path`` in the format ``format`` names, else the one its suffix
+    names (:func:`~durable_nb.share.formats.choose`); return the path.
 
     ``.html``: :func:`~durable_nb.share.page.page_html`; ``.md``:
-    :func:`~durable_nb.share.handout.handout`; ``.jsonl``: :func:`jsonl_bytes`.
-    ``source`` (where the session came from) is named in the page and the
-    handout. The file is written whole or not at all (a temporary file, then
-    a link or rename). An existing file is replaced unless ``replace=False``
-    (the command line and ``%durable export`` pass that unless ``--force``);
-    a log never is: the session's own (``source``), or any ``.jsonl`` in the
-    folder of a JSONL store the export can see (the agent's, and
-    ``stores``). Raises :class:`~durable_nb.errors.DurableError` in one line
-    for those, another suffix, a missing folder, or a write that fails (a
-    full disk, a read-only folder: nothing is left behind).
+    :func:`~durable_nb.share.handout.handout`; ``.jsonl``: :func:`jsonl_bytes`; the
+    other formats: :data:`~durable_nb.share.formats.FORMATS`. ``source`` (where the
+    session came from) is named in the page and the handout; ``run`` names an
+    evaluation run for a format that writes one (Inspect). The file is written
+    whole or not at all (a temporary file, then a link or rename). An existing
+    file is replaced unless ``replace=False`` (the command line and ``%durable
+    export`` pass that unless ``--force``); a log never is: the session's own
+    (``source``), or any ``.jsonl`` in the folder of a JSONL store the export
+    can see (the agent's, and ``stores``). Raises
+    :class:`~durable_nb.errors.DurableError` in one line for those, an unknown
+    format or suffix, a missing folder, or a write that fails (a full disk, a
+    read-only folder: nothing is left behind).
     """
     p = Path(path).expanduser()
-    writers: dict[str, Callable[[], bytes]] = {
-        ".html": lambda: page_html(agent, source).encode("utf-8"),
-        ".md": lambda: handout(agent, source).encode("utf-8"),
-        ".jsonl": lambda: jsonl_bytes(agent, source),
-    }
-    suffix = p.suffix.lower()
-    if suffix not in writers:
-        raise DurableError(f"cannot export to {p.name!r}: the file name must end in .html, .md or .jsonl")
+    fmt = choose(p, format)
     if not p.parent.is_dir():
         raise DurableError(f"cannot export to {p}: no folder {p.parent}")
     if p.is_dir():
         raise DurableError(f"cannot export to {p}: it is a folder")
     if source and p.exists() and Path(source).exists() and p.samefile(source):
         raise DurableError(f"{p} is the session's own log: export to another file")
-    if suffix == ".jsonl":
+    if p.suffix.lower() == ".jsonl":  # any .jsonl there (pi's too) would be read as one of the store's logs
         for root in _store_folders(agent, stores):
             if p.parent.samefile(root):
                 raise DurableError(f"cannot export to {p}: {root} is a session store and that is where its logs live")
     if p.exists() and not replace:
         raise DurableError(f"cannot export to {p}: the file exists (use --force to replace it)")
-    data = writers[suffix]()
+    write = writer(fmt)
+    job = Job(agent, source, p, run)
     try:
-        _write_atomic(p, data, replace)
+        _write_atomic(p, lambda out: write(job, out), replace)
     except FileExistsError:
         raise DurableError(f"cannot export to {p}: the file exists (use --force to replace it)") from None
     except OSError as e:

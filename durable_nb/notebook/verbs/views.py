@@ -41,10 +41,14 @@ def show(ctx: Context, call: Call):
 
 
 @verb(
-    "export <path> [--force]",
-    "write the session to .html (one offline page), .md (a handout) or .jsonl (its log);\n"
+    "export <path> [--force] [--format F]",
+    "write the session to .html (one offline page), .md (a handout), .jsonl (its log) or another tool's\n"
+    "format by the file's suffix: .pi.jsonl, .atif.json, .eval (Inspect), .otlp.json;\n"
     "an existing file is replaced only with --force, a session's log never",
-    options=(Option("--force", "export: replace an existing file (never a session's log)"),),
+    options=(
+        Option("--force", "export: replace an existing file (never a session's log)"),
+        Option("--format", "export: the format whatever the suffix (html, md, jsonl, pi, ...)", spec={"metavar": "F"}),
+    ),
 )
 def export(ctx: Context, call: Call) -> None:
     from ...share import export as export_session  # imports the widget module (its front end is the page's)
@@ -52,7 +56,7 @@ def export(ctx: Context, call: Call) -> None:
     st = ctx.state
     a = st.agent
     source = str(st.inspected.source) if st.inspected is not None else describe(st.store, a.session_id)
-    out = export_session(a, call.args[0], source, replace=call.force, stores=[st.store])
+    out = export_session(a, call.args[0], source, replace=call.force, stores=[st.store], format=call.format)
     print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
 
 
