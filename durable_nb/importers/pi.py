@@ -28,6 +28,12 @@ files are trees (``id``/``parentId``; v2 spells the custom role
   ``session_info``, unknown types) → custom ``pi.<type>`` keeping the raw
   record in ``data``.
 
+A file this project wrote (header ``harness: "durable_nb"``, see
+:mod:`durable_nb.share.pi_format`) reads back as the entries it was written
+from: its ``custom`` records as custom entries of their ``customType`` (the
+registered class, e.g. a verdict), ``durable_nb.message`` records as the
+messages they hold, and a meta message's origin from ``details``.
+
 The leaf is the last entry, as pi resumes.
 """
 
@@ -41,7 +47,7 @@ from typing import Any
 import msgspec
 
 from .. import ai
-from ..session import CompactionEntry, CustomEntry, Entry, MessageEntry, safe_session_id
+from ..session import CompactionEntry, CustomEntry, DecodeError, Entry, MessageEntry, decode, safe_session_id
 from ..session.labels import LABEL_KIND
 from .common import (
     Loaded,
@@ -103,6 +109,7 @@ def load(path: Path, records: Iterable[Record]) -> Loaded:
     root_id = header.get("id") if isinstance(header.get("id"), str) and header.get("id") else "session"
     entries: list[Entry] = [custom("pi.session", header, root_id, "", header.get("timestamp"))]
     notes: list[str] = []
+    ours = header.get("harness") == "durable_nb"
     v1 = _V1Ids(root_id) if version < 2 else None
     last = root_id
     alias: dict[str, str] = {}  # entry id -> the entry its children continue from (after a retained tail)
@@ -113,7 +120,7 @@ def load(path: Path, records: Iterable[Record]) -> Loaded:
             obj, later = v1.place(lineno, obj)
         if isinstance(obj.get("parentId"), str) and obj["parentId"] in alias:
             obj = dict(obj, parentId=alias[obj["parentId"]])
-        out = guarded(path, lineno, lambda: _entry(obj, root_id, named))
+        out = guarded(path, lineno, lambda: (ours and _own(obj, root_id)) or _entry(obj, root_id, named))
         if later is not None and isinstance(out[0], CompactionEntry):
             v1.later.append((later, out[0]))
         entries.extend(out)
@@ -156,6 +163,34 @@ class _V1Ids:
         """Name the record each compaction that looked ahead keeps from, now that all are read."""
         for i, entry in self.later:
             entry.first_kept_id = self.id_at(i)
+
+
+def _own(obj: dict[str, Any], root_id: str) -> list[Entry] | None:
+    """Return the entry a record of this project's own pi export stands for, ``None`` when the
+    record is pi's own kind (read by :func:`_entry`)."""
+    t = obj.get("type")
+    if t not in ("custom", "custom_message"):
+        return None
+    head = {"id": need_str(obj.get("id"), "id"), "parent_id": need_str(obj.get("parentId") or root_id, "parentId"),
+            "created_at": obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else ""}  # fmt: skip
+    ctype, data = obj.get("customType"), obj.get("data")
+    if t == "custom_message":
+        details = obj.get("details") if isinstance(obj.get("details"), dict) else {}
+        origin = details.get("origin") if isinstance(details.get("origin"), str) else None
+        e = _custom_message(
+            head["id"], head["parent_id"], head["created_at"], ctype, obj.get("content"), obj.get("display")
+        )
+        if isinstance(e, MessageEntry):  # the origin it had (none: none), not pi's customType
+            e.message = msgspec.structs.replace(e.message, origin=origin)
+        return [e]
+    if not isinstance(ctype, str) or not isinstance(data, dict):
+        return None
+    try:
+        if ctype == "durable_nb.message":
+            return [decode({"type": "message", **head, "message": data})]
+        return [decode({"type": "custom", **head, "kind": ctype, **data})]
+    except DecodeError as e:  # guarded names the file and line
+        raise ValueError(str(e)) from None
 
 
 def _entry(obj: dict[str, Any], root_id: str, named: dict[str, str]) -> list[Entry]:
@@ -240,7 +275,7 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
             content=blocks(content),
             usage=_usage(m.get("usage")),
             stop_reason=m.get("stopReason") if isinstance(m.get("stopReason"), str) else None,
-            model=m.get("model") if isinstance(m.get("model"), str) else None,
+            model=m.get("model") or None if isinstance(m.get("model"), str) else None,
         )
         out.append(message(id, parent, at, msg))
         return out

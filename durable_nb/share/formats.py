@@ -68,7 +68,7 @@ for _f in (
     Format("jsonl", (".jsonl",), "durable_nb.share.export:write_jsonl", "this project's log"),
     Format("otlp", (".otlp.json",), "", "OpenTelemetry traces as OTLP/JSON"),
     Format("inspect", (".eval",), "", "an Inspect AI eval log", "inspect", ("inspect_ai",)),
-    Format("pi", (".pi.jsonl",), "", "pi's session format"),
+    Format("pi", (".pi.jsonl",), "durable_nb.share.pi_format:write_pi", "pi's session format"),
     Format("atif", (".atif.json",), "", "ATIF trajectories"),
 ):
     register(_f)
