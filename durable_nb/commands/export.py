@@ -21,6 +21,7 @@ from ..session import check_session_id, describe, open_store, store_kind
 from ..session.locate import expand_env
 from ..share import export
 from ..share.formats import FORMATS
+from ..share.redact import redactor_for
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -55,6 +56,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "or a PostgreSQL DSN (default: .durable, the store beside a notebook)",
     )
     p.add_argument("--force", action="store_true", help="replace an existing file (never a session's log)")
+    p.add_argument(
+        "--redact",
+        nargs="?",
+        const="",
+        metavar="emails",
+        help="replace secrets (detect-secrets), values of env variables named *KEY*, *TOKEN*, *SECRET*, "
+        "*PASSWORD* and the home folder in every exported string; --redact emails: e-mail addresses too "
+        "(needs durable_nb[redact])",
+    )
     p.set_defaults(run=run)
     return p
 
@@ -92,9 +102,12 @@ def load(ref: str, store: str) -> tuple[Any, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Export ``args.source`` to ``args.output``; print what was written. Returns 0."""
+    redactor = redactor_for(args.redact)  # a bad --redact: one line before anything is read
     agent, source = load(args.source, args.store)
     stores = [open_store(args.store)] if store_kind(args.store) == "jsonl" else []
-    out = export(agent, args.output, source, replace=args.force, stores=stores, format=args.format)
+    out = export(agent, args.output, source, replace=args.force, stores=stores, format=args.format, redact=redactor)
     n = len(agent.entries())
     print(f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}")
+    if redactor is not None:
+        print(redactor.summary())
     return 0

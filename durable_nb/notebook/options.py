@@ -132,3 +132,4 @@ class Call:
     name: str | None = None
     approve: str | None = None
     format: str | None = None
+    redact: str | None = None  # export: "" for a bare --redact, "emails", or None (no redaction)

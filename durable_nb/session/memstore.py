@@ -28,16 +28,17 @@ class MemoryStore:
         self._adopted: dict[str, list] = {}
         self._lock = threading.Lock()
 
-    def adopt_session(self, id: str, entries: list[Entry]) -> SessionRecord:
+    def adopt_session(self, id: str, entries: list[Entry], parent_id: str = "", created_at: str = "") -> SessionRecord:
         """Create session ``id`` holding ``entries``, handing the objects over instead of copying them.
 
         The first :meth:`load_entries` returns these very objects (no encode,
         no decode: an importer builds an agent from what it has just read);
         the caller must not use them afterwards. Appends go after them as
         usual; a later load encodes them once, to hand out copies.
-        ``SessionExists`` if the id is taken. O(1).
+        ``SessionExists`` if the id is taken. ``parent_id`` and ``created_at`` as for
+        :meth:`create_session`. O(1).
         """
-        rec = self.create_session(id)
+        rec = self.create_session(id, parent_id, created_at=created_at)
         with self._lock:
             self._adopted[id] = [entries, False]
         return rec

@@ -140,6 +140,7 @@ def export(
     stores: Iterable[Any] = (),
     format: str | None = None,
     run: str = "",
+    redact: Any = None,
 ) -> Path:
     """Write ``agent``'s session to ``path`` in the format ``format`` names, else the one its suffix
     names (:func:`~durable_nb.share.formats.choose`); return the path.
@@ -157,6 +158,9 @@ def export(
     :class:`~durable_nb.errors.DurableError` in one line for those, an unknown
     format or suffix, a missing folder, or a write that fails (a full disk, a
     read-only folder: nothing is left behind).
+
+    ``redact`` (a :class:`~durable_nb.share.redact.Redactor`) makes every writer work on a
+    redacted copy of the session and of ``source``; its ``counts`` say what was replaced.
     """
     p = Path(path).expanduser()
     fmt = choose(p, format)
@@ -172,6 +176,10 @@ def export(
                 raise DurableError(f"cannot export to {p}: {root} is a session store and that is where its logs live")
     if p.exists() and not replace:
         raise DurableError(f"cannot export to {p}: the file exists (use --force to replace it)")
+    if redact is not None:  # once, before any writer: each one sees only the redacted copy
+        if run:
+            raise DurableError("--redact covers a session, not an evaluation run: export the run without it")
+        agent, source = redact.session(agent, source)
     write = writer(fmt)
     job = Job(agent, source, p, run)
     try:

@@ -41,23 +41,36 @@ def show(ctx: Context, call: Call):
 
 
 @verb(
-    "export <path> [--force] [--format F]",
+    "export <path> [--force] [--format F] [--redact [emails]]",
     "write the session to .html (one offline page), .md (a handout), .jsonl (its log) or another tool's\n"
     "format by the file's suffix: .pi.jsonl, .atif.json, .eval (Inspect), .otlp.json;\n"
-    "an existing file is replaced only with --force, a session's log never",
+    "an existing file is replaced only with --force, a session's log never;\n"
+    "--redact: secrets, secret env values and the home folder replaced in every string (emails: e-mails too)",
     options=(
         Option("--force", "export: replace an existing file (never a session's log)"),
         Option("--format", "export: the format whatever the suffix (html, md, jsonl, pi, ...)", spec={"metavar": "F"}),
+        Option(
+            "--redact",
+            "export: replace secrets, values of *KEY*/*TOKEN*/*SECRET*/*PASSWORD* env variables and the home "
+            "folder in every string; --redact emails: e-mail addresses too",
+            spec={"metavar": "emails", "nargs": "?", "const": ""},
+        ),
     ),
 )
 def export(ctx: Context, call: Call) -> None:
     from ...share import export as export_session  # imports the widget module (its front end is the page's)
+    from ...share.redact import redactor_for
 
     st = ctx.state
     a = st.agent
+    redactor = redactor_for(call.redact)  # a bad value or no detect-secrets: one line, nothing written
     source = str(st.inspected.source) if st.inspected is not None else describe(st.store, a.session_id)
-    out = export_session(a, call.args[0], source, replace=call.force, stores=[st.store], format=call.format)
+    out = export_session(
+        a, call.args[0], source, replace=call.force, stores=[st.store], format=call.format, redact=redactor
+    )
     print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
+    if redactor is not None:
+        print(redactor.summary())
 
 
 @verb("help", "this help")
