@@ -71,7 +71,7 @@ def leaks(text: str, home: str) -> list[str]:
 def test_every_format_is_written_from_the_redacted_copy_and_jsonl_reopens(tmp_path, home):
     a = secret_session(JsonlStore(tmp_path / ".durable"), home)
     before = {e.id: encode(e) for e in a.entries()}
-    for suffix in (".html", ".md", ".jsonl"):
+    for suffix in (".html", ".md", ".jsonl", ".pi.jsonl"):  # every writer, the other tools' formats too
         r = Redactor()
         out = export(a, tmp_path / f"shared{suffix}", redact=r)
         text = out.read_text()
