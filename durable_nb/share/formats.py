@@ -69,7 +69,7 @@ for _f in (
     Format("otlp", (".otlp.json",), "", "OpenTelemetry traces as OTLP/JSON"),
     Format("inspect", (".eval",), "", "an Inspect AI eval log", "inspect", ("inspect_ai",)),
     Format("pi", (".pi.jsonl",), "durable_nb.share.pi_format:write_pi", "pi's session format"),
-    Format("atif", (".atif.json",), "", "ATIF trajectories"),
+    Format("atif", (".atif.json",), "durable_nb.share.atif:write_atif", "ATIF trajectories"),
 ):
     register(_f)
 
