@@ -191,7 +191,7 @@ def fan_out(
     vs = [as_variant(v) for v in variants]
     if not vs:
         raise DurableError("fan_out needs at least one variant (a model, or a dict of model/system/settings)")
-    models, used = _built(agent, vs, settings)
+    models, used = built_variants(agent, vs, settings)
     specs = as_tools(agent.tools if tools is None else tools)
     items = [text(e) if isinstance(e, str) else e for e in entries]
     k = max((i for i, e in enumerate(items) if is_turn_start(e)), default=-1)
@@ -227,8 +227,12 @@ def fan_out(
     return out
 
 
-def _built(agent: Host, vs: list[Variant], settings: dict[str, Any] | None) -> tuple[list[Model], list[dict[str, Any]]]:
-    """Return each variant's model and settings, or raise naming the variant (nothing is written yet)."""
+def built_variants(
+    agent: Host, vs: list[Variant], settings: dict[str, Any] | None
+) -> tuple[list[Model], list[dict[str, Any]]]:
+    """Return each variant's model and its settings (the agent's, then ``settings``, then the variant's),
+    checked; raises ``ModelError`` / ``SettingsError`` naming the variant (``variant 2: ...``). Builds
+    each model once; writes nothing. Used by fan-out and evaluation runs."""
     models: list[Model] = []
     used: list[dict[str, Any]] = []
     for i, v in enumerate(vs, 1):
