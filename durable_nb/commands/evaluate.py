@@ -4,9 +4,11 @@ SPEC.py defines ``prompt`` and ``cases`` at module level, and optionally
 ``variants``, ``graders``, ``name``, ``history``, ``session_id`` and
 ``concurrency`` (see :func:`durable_nb.evals.run`). The run goes into
 session ``--session`` (default: the spec's ``session_id``, else ``eval``) of
-``--store``. Prints the grid; exits 0 when every pair passed (with
-``--baseline``: when no pair regressed against that run), 1 when some failed
-or regressed, 2 on a usage error (a bad spec, bad arguments).
+``--store``; ``--tools reuse`` answers the model's tool calls from the
+session's stored results instead of running the spec's ``tools``. Prints
+the grid; exits 0 when every pair passed (with ``--baseline``: when no
+pair regressed against that run), 1 when some failed or regressed, 2 on a
+usage error (a bad spec, bad arguments).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..evals.report import comparison, grid, junit
 from ..session.locate import open_store
 
 USAGE = 2
-SPEC_NAMES = ("prompt", "cases", "variants", "graders", "name", "history", "session_id", "concurrency")
+SPEC_NAMES = ("prompt", "cases", "variants", "graders", "name", "history", "session_id", "concurrency", "tools")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,6 +46,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--baseline", default=None, metavar="NAME", help="a run to compare with: exit 1 when a pair regressed"
     )
     p.add_argument("--junit", default=None, metavar="PATH", help="write JUnit XML, one test case per pair")
+    p.add_argument(
+        "--tools",
+        choices=("call", "reuse"),
+        default="call",
+        help="call: run the spec's tools (default); reuse: answer tool calls from the session's stored results",
+    )
     p.set_defaults(run=run)
     return p
 
@@ -79,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 base = load(store, sid, args.baseline)
             except SessionNotFound:
                 raise DurableError(f"no baseline run {args.baseline!r}: session {sid!r} is not in the store") from None
-        result = run_eval(store=store, session_id=sid, **spec)
+        result = run_eval(store=store, session_id=sid, tool_results=args.tools, **spec)
     except DurableError as e:
         print(f"error: {e}", file=sys.stderr)
         return USAGE

@@ -501,6 +501,7 @@ class Agent:
         *,
         tools: Iterable[Callable[..., Any] | Tool] | None = None,
         on_event: Callable[[Event], object] | None = None,
+        tool_results: str = "call",
         **settings: Any,
     ) -> Replay:
         """Run the active path's turns again from ``from_id`` on (an id, a label, a prefix; ``None``: all),
@@ -511,10 +512,10 @@ class Agent:
         what changed (``gpt-4.1@replay2``) and becomes the leaf. Raises
         :class:`DurableError` (one line) before writing anything for a bad
         reference, model or setting, :class:`~durable_nb.durable.ReplayFailed`
-        when a turn fails midway. The whole contract:
-        :func:`durable_nb.durable.replay.replay`.
+        when a turn fails midway. ``tool_results="reuse"`` answers tool calls from the stored results
+        instead of running the tools. The whole contract: :func:`durable_nb.durable.replay.replay`.
         """
-        return replay.replay(self, from_id, model, system, tools, on_event, settings)
+        return replay.replay(self, from_id, model, system, tools, on_event, settings, tool_results)
 
     def fan_out(
         self,

@@ -23,6 +23,7 @@ from ..session import CompactionEntry, Entry, MessageEntry, is_turn_start
 from .events import Event
 from .inputs import system as system_entry
 from .loop import Host
+from .reuse import StoredResults, check_mode, reusing
 from .settings import check_settings
 from .tools import Tool, as_tools
 from .variants import Variant, names
@@ -147,6 +148,7 @@ def replay(
     tools: Iterable[Callable[..., Any] | Tool] | None = None,
     on_event: Callable[[Event], object] | None = None,
     settings: dict[str, Any] | None = None,
+    tool_results: str = "call",
 ) -> Replay:
     """Run the active path's turns again from ``from_id`` on, with another model, system prompt or settings,
     into a sibling branch; return a :class:`~durable_nb.durable.Replay`.
@@ -168,7 +170,10 @@ def replay(
     stored: a turn that had some (its user message's
     ``ephemeral_context``) is replayed without it, and
     :attr:`~durable_nb.durable.Replay.warnings` names it. ``on_event``
-    gets every event of every replayed run.
+    gets every event of every replayed run. ``tool_results="reuse"``
+    runs no tool: each call is answered with the stored result of the
+    same call (tool and arguments) in the replayed part
+    (:mod:`durable_nb.durable.reuse`); ``"call"`` (the default) runs them.
 
     Raises :class:`DurableError` (one line) before writing anything for
     an unknown entry or label, an entry off the active path, nothing to
@@ -187,7 +192,9 @@ def replay(
     if not pl.turns:
         raise DurableError(f"nothing to replay {where}: no user message there to send again")
     built = build(model) if model is not None else agent._built_model()
-    as_tools(agent.tools if tools is None else tools)
+    used = as_tools(agent.tools if tools is None else tools)
+    if check_mode(tool_results) == "reuse":
+        tools = reusing(used, StoredResults(full[start:]))
     check_settings({**agent.settings, **settings})  # a bad setting fails here, before anything is written
     first_turn = sum(1 for e in full[:start] if is_turn_start(e)) + 1
     result = Replay(fork_id=pl.fork_id, original_leaf_id=agent.leaf_id, warnings=list(pl.skipped))

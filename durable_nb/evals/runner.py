@@ -23,11 +23,12 @@ from typing import Any, cast
 
 from .. import ai
 from ..durable import Agent
-from ..durable.fanout import _built, drive
+from ..durable.fanout import built_variants, drive
 from ..durable.inputs import mark_ephemeral
 from ..durable.inputs import system as system_entry
 from ..durable.loop import RunStream, run_loop
-from ..durable.tools import as_tools
+from ..durable.reuse import StoredResults, check_mode, reusing
+from ..durable.tools import Tool, as_tools
 from ..durable.variants import Variant, as_variant, describe, differing, model_word
 from ..errors import DurableError
 from ..kinds.evaluation import EVAL_KIND
@@ -69,6 +70,8 @@ def run(
     history: str | None = None,
     concurrency: int = 4,
     on_event: Callable[[Any], object] | None = None,
+    tools: Sequence[Callable[..., Any]] | None = None,
+    tool_results: str = "call",
 ) -> EvalRun:
     """Run (or continue) evaluation run ``name``; return its :class:`~durable_nb.evals.EvalRun`.
 
@@ -80,20 +83,25 @@ def run(
     suggesting a new name. Replies stored are never sent again. One failing
     pair is an error row; a ``KeyboardInterrupt`` stops every pair (nothing
     more is stored) and propagates. Cost: one model call per pair without a
-    stored reply, plus one per judge verdict missing.
+    stored reply, plus one per judge verdict missing. ``tools`` are the
+    tools the model is offered (default: the agent's); ``tool_results="reuse"``
+    runs none of them: each call is answered with the stored result of the
+    same call anywhere in the session (:mod:`durable_nb.durable.reuse`).
     """
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
         raise DurableError(f"concurrency must be a whole number of at least 1, not {concurrency!r}")
     rows = read_cases(cases)
     names = grader_names(list(graders))
     vs = [as_variant(v) for v in (variants or [{}])]
+    mode = check_mode(tool_results)
     keys = env_secrets()
     made = [inputs(prompt, c, i, keys) for i, c in enumerate(rows)]
     if agent is None:
         agent = Agent(store=open_store(store) if isinstance(store, str) else store, session_id=session_id)
     elif store is not None or session_id is not None:
         raise DurableError("give either agent= or store=/session_id=, not both")
-    models, settings = _built(agent, vs, None)
+    models, settings = built_variants(agent, vs, None)
+    offered = as_tools(agent.tools if tools is None else tools)
     judges = {i: _model(build(g.model) if g.model is not None else agent._built_model())
               for i, g in enumerate(graders) if isinstance(g, Judge)}  # fmt: skip
     spec = _spec(prompt, rows, made, vs, _variant_names(vs))
@@ -105,6 +113,7 @@ def run(
     pairs = _plan(stored, made, len(vs))
     lanes = _Lanes(agent, start, [_model(m) for m in models], settings, list(graders), names, name, judges, rows)
     lanes.systems = [v.system for v in vs]
+    lanes.tools = reusing(offered, StoredResults(agent.entries(), consume=False)) if mode == "reuse" else offered
     lanes.go(pairs, concurrency, on_event)
     done = read_run(agent.entries(), name)
     assert done is not None
@@ -218,7 +227,7 @@ class _Lanes:
         history = agent.path(start.parent_id) if start.parent_id else []
         self.base = view_builder(history)
         self.system = self.base.system.text() if self.base.system is not None else None
-        self.tools = as_tools(agent.tools)
+        self.tools: list[Tool] = []
         self.systems: list[str | None] = [None] * len(models)
         self.forward = False  # pass every event on (someone listens), else one a run
 

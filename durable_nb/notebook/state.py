@@ -347,11 +347,13 @@ class NotebookSession:
         settings: dict[str, Any] | None = None,
         tools: list | None = None,
         on_event: Callable[[Event], object] | None = None,
+        tool_results: str = "call",
     ) -> Replay:
         """Replay the active path from the entry ``ref`` names (an id, a label, 4+ characters of an id;
         ``None``: the whole path) into a sibling branch (:meth:`Agent.replay
         <durable_nb.durable.Agent.replay>`); return the :class:`~durable_nb.durable.Replay`.
-        Widgets are synced after each receipt; refused while a log is open read-only."""
+        Widgets are synced after each receipt; refused while a log is open read-only. ``tool_results``:
+        ``"reuse"`` answers tool calls from the stored results (no tool runs)."""
         agent = self.writable("replay")
         start = self.resolve(ref).id if ref is not None else None
 
@@ -361,7 +363,9 @@ class NotebookSession:
                 on_event(ev)
 
         try:
-            return agent.replay(start, model, system, tools=tools, on_event=receipt, **(settings or {}))
+            return agent.replay(
+                start, model, system, tools=tools, on_event=receipt, tool_results=tool_results, **(settings or {})
+            )
         finally:
             self.sync()
 

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from ..durable import FanOut, ReplayFailed, Tool, read_value
+from ..durable.reuse import MODES
 from ..models.failures import failure_line
 from ..session import MessageEntry
 from .context import Context
@@ -202,17 +203,24 @@ def _variant_line(st: NotebookSession, b) -> str:
     return f"— {b.name} · {footer(model, replies, took / 1000)} · {plural(len(b.entries), 'entry', 'entries')}"
 
 
+def tool_mode(call: Call) -> str | None:
+    """Return ``"reuse"`` or ``"call"`` for ``--tools reuse`` / ``--tools call`` (a replay's or an
+    evaluation's switch: stored results, or the session's tools run), else ``None`` (``--tools A,B`` names tools)."""
+    return call.tools[0] if call.tools is not None and len(call.tools) == 1 and call.tools[0] in MODES else None
+
+
 def run_replay(ctx: Context, call: Call) -> None:
     """``%durable replay [ENTRY|LABEL] [--model M] [--system TEXT] [settings]``: run the active path's turns
     again into a sibling branch, each reply streaming below, then a summary and any warnings."""
     st = ctx.state
     st.writable("replay")
     model = ctx.model_of(call.model) if call.model is not None else None
-    tools = ctx.tools(call)
+    mode = tool_mode(call)
+    tools = ctx.tool_list() if mode else ctx.tools(call)
     settings = {k: read_value(v) for k, v in call.settings}
     printer = Printer(ctx.in_kernel, ctx.config.throttle, numbered=True)
     try:
-        r = st.replay(call.args[0] if call.args else None, model, call.system, settings, tools, printer)
+        r = st.replay(call.args[0] if call.args else None, model, call.system, settings, tools, printer, mode or "call")
     except ReplayFailed as e:
         raise TurnFailed(failure_line(e)) from None
     except KeyboardInterrupt:

@@ -14,6 +14,7 @@ from ...evals.report import comparison, grid
 from ..context import Context
 from ..options import Call
 from ..render import plural
+from ..turns import tool_mode
 from .registry import verb
 
 
@@ -62,7 +63,10 @@ def run_cases(ctx: Context, call: Call, body: str, variants: list[dict[str, Any]
         graders.append(ns[g])
     st = ctx.state
     agent = st.writable("run an evaluation")
-    result = evals.run(body, ns[call.cases], variants=variants, graders=graders, agent=agent, name=call.eval)
+    mode = tool_mode(call)
+    tools = ctx.tool_list() if mode else ctx.tools(call)
+    result = evals.run(body, ns[call.cases], variants=variants, graders=graders, agent=agent, name=call.eval,
+                       tools=tools, tool_results=mode or "call")  # fmt: skip
     st.sync()
     print(grid(result))
     return result

@@ -162,10 +162,11 @@ def compact(ctx: Context, call: Call) -> None:
 
 
 @verb(
-    "replay [entry] [--model M] [--system TEXT]",
+    "replay [entry] [--model M] [--system TEXT] [--tools reuse|call]",
     "run the active path's turns again from an entry or label (default: all)\n"
     "into a sibling branch, with another model, system prompt or settings\n"
-    "(--temperature, --max-tokens, --param too); the original stays",
+    "(--temperature, --max-tokens, --param too); the original stays;\n"
+    "--tools reuse answers tool calls from the stored results (no tool runs)",
     options=(
         Option("--model", "replay: the model to replay with (a name or a notebook function)", spec={"metavar": "M"}),
     ),
