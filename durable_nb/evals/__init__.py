@@ -82,6 +82,20 @@ def load(store: Store | str, session_id: str, name: str) -> EvalRun:
     return out
 
 
+def latest_grid(entries: list, session_id: str = "") -> dict:
+    """Return the grid (:func:`durable_nb.evals.grid.state`) of the newest run among a session's ``entries``
+    (``{}``: none), as an exported page shows it. O(entries)."""
+    from . import grid
+
+    names = list(find_runs(entries))
+    stored = read_run(entries, names[-1]) if names else None
+    if stored is None:
+        return {}
+    run = results_of(stored)
+    run.session_id = session_id
+    return grid.state(run)
+
+
 def runs(store: Store | str, session_id: str) -> list[RunInfo]:
     """Return the evaluation runs of session ``session_id``, in the order they started. O(entries)."""
     entries = _entries(store, session_id)

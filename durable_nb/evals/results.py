@@ -132,6 +132,12 @@ class EvalRun:
         out.missing = sorted(theirs)
         return out
 
+    def _repr_html_(self) -> str:
+        """The grid (:mod:`durable_nb.evals.grid`), static: a notebook cell that shows the run draws it."""
+        from . import grid
+
+        return grid.html(grid.state(self))
+
     def __repr__(self) -> str:
         state = "finished" if self.finished else "unfinished"
         return f"<EvalRun {self.name!r}: {sum(r.passed for r in self.results)}/{len(self.results)} passed, {state}>"

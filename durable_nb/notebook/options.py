@@ -133,3 +133,4 @@ class Call:
     approve: str | None = None
     format: str | None = None
     redact: str | None = None  # export: "" for a bare --redact, "emails", or None (no redaction)
+    baseline: str | None = None

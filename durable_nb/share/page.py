@@ -22,7 +22,8 @@ inline script and style (no request of any kind: images, fetches, fonts,
 frames); the data is JSON in a ``<script type="application/json">`` block
 with every ``<`` escaped; the front end puts every string in through
 ``textContent``. Without script, a ``<noscript>`` holds the static fallback
-(:mod:`durable_nb.widget.fallback`).
+(:mod:`durable_nb.widget.fallback`). A session with evaluation runs shows the newest one's grid
+(:mod:`durable_nb.evals.grid`) in the Evaluation tab and in the fallback.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from html import escape
 from typing import Any
 
 from ..cost import tally
+from ..evals import latest_grid
 from ..session import MessageEntry, codec, elided_count, is_ephemeral
 from ..widget import VIEW_LIMIT, agent_layout, cost_text, elide_blobs, fallback, tree_line, views_at
 from ..widget.assets import built
@@ -134,6 +136,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         "error": "",
         "labels": agent.labels(),
         "session_cost": cost_text(tally(e.message for e in entries if isinstance(e, MessageEntry))),
+        "evaluation": latest_grid(entries, agent.session_id),  # the newest evaluation run's grid ({}: none)
     }
     return {
         "state": state,

@@ -26,6 +26,7 @@ import json
 from typing import Any
 
 from .. import ai
+from ..evals import grid
 from ..session.kinds import hidden_kinds
 from ..session.labels import by_target
 from .encoding import START_ROW as START
@@ -256,7 +257,8 @@ def html(state: dict[str, Any], limit: int = ROWS) -> str:
     """Return the static fallback of a widget state: one self-contained HTML fragment, no script.
 
     A header (session id, entry count, leaf), the tree (:func:`tree_html`),
-    then ``<details>`` sections: the transcript view (open), the model view,
+    then ``<details>`` sections: the evaluation grid when the state holds one
+    (:mod:`durable_nb.evals.grid`), the transcript view (open), the model view,
     both at the entry the views are at (the leaf when following it). Every
     string from the session is escaped. O(limit), plus the size of the views.
     """
@@ -265,9 +267,14 @@ def html(state: dict[str, Any], limit: int = ROWS) -> str:
     where = f"{_short(at)}{' (leaf)' if views.get('following_leaf') else ''}" if at else "(empty)"
     lines = state.get("lines") or []
     count = state.get("line_count", len(lines))
+    ev = state.get("evaluation") or {}
+    grid_html = (
+        f"<details open><summary>Evaluation grid: {_e(ev['run'])}</summary>{grid.html(ev)}</details>" if ev else ""
+    )
     return (
         '<div class="dnb-static">'
         f"<p><b>durable session</b> {_e(header(state))} · <i>a saved snapshot: run the notebook for the live widget</i></p>"
+        f"{grid_html}"
         f"<details open><summary>Tree ({state.get('entry_count', 0)} entries; ● active path)</summary>{tree_html(lines, state.get('leaf_id') or '', limit, count, state.get('labels'))}</details>"
         f"<details open><summary>Transcript view at {_e(where)}: what a person reads ({views.get('transcript_total', 0)} entries)</summary>"
         f"{transcript_html(views)}</details>"
@@ -278,12 +285,14 @@ def html(state: dict[str, Any], limit: int = ROWS) -> str:
 
 
 def text(state: dict[str, Any], lines: int = PLAIN_LINES) -> str:
-    """Return the plain-text fallback: the header line, then the last ``lines`` items of the
-    transcript view at the leaf, one line each (role: preview)."""
+    """Return the plain-text fallback: the header line, then the evaluation grid when the state holds one,
+    else the last ``lines`` items of the transcript view at the leaf, one line each (role: preview)."""
     views = state.get("views") or {}
     items = (views.get("transcript") or [])[-lines:]
     total = views.get("transcript_total") or len(items)
     out = [f"durable session widget · {header(state)}"]
+    if state.get("evaluation"):
+        return "\n".join([*out, grid.text(state["evaluation"])])
     if total > len(items):
         out.append(f"  … {total - len(items)} earlier transcript entries")
     for t in items:

@@ -8,7 +8,8 @@ this module declarations only (``TypedDict``, ``Literal``), readable with
 stays small). Custom messages sent before the page renders are lost, so everything the first paint
 needs is a trait: the layout's revision and size (:class:`Tree`), the leaf, what the latest
 compaction elides, the selection, the tab, both views at the selected entry (:class:`Views`: their
-last ``view_limit`` items), the labels, the session's cost, the comparison, the hidden kind groups.
+last ``view_limit`` items), the labels, the session's cost, the comparison, the hidden kind groups,
+the evaluation grid.
 
 **Requests** (:data:`Request`, the page's ``model.send({"action": NAME, ...})``), dispatched by
 :attr:`SessionWidget.ACTIONS <durable_nb.widget.SessionWidget.ACTIONS>` (one method per
@@ -37,10 +38,11 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 Action = Literal["lines", "locate", "branch", "search", "compare", "filter"]
 ReplyName = Literal["lines", "locate", "search"]
-View = Literal["tree", "model", "transcript", "compare"]  # the tab the page shows
+View = Literal["tree", "model", "transcript", "compare", "grid"]  # the tab the page shows
 Mark = Literal["root", "cont", "branch", "eph"]  # how a line hangs off the line above it
 RowType = Literal["message", "compaction", "custom", "start"]
 FilterGroup = Literal["custom", "aside", "tool_result"]  # the kind groups the tree can hide
+GridMark = Literal["regressed", "improved", "changed"]  # a grid cell against its baseline
 
 
 # -- what a trait holds --------------------------------------------------------------------------
@@ -222,6 +224,52 @@ class Comparison(TypedDict):
     diffs: list[Diff]
 
 
+class GridVerdict(TypedDict):
+    """One grader's verdict in a grid cell."""
+
+    grader: str
+    passed: bool
+    score: NotRequired[float]
+    reason: NotRequired[str]
+    error: NotRequired[str]
+
+
+class GridCell(TypedDict):
+    """One case × variant pair of the grid (``variant``: its column)."""
+
+    case: int
+    variant: int
+    passed: bool
+    entry_id: str  # the reply's entry ("" when it has none): a click opens it
+    reply: str  # its first characters
+    verdicts: list[GridVerdict]
+    cost: str  # "" when unknown
+    ms: float | None
+    tokens: int | None
+    score: NotRequired[float]  # the mean of its graders' scores, when they gave scores
+    error: NotRequired[str]
+    baseline: NotRequired[GridMark]  # against the baseline run (left out: the same)
+
+
+class GridCase(TypedDict):
+    index: int
+    label: str  # its fields on one line
+
+
+class EvalGrid(TypedDict):
+    """``evaluation`` (``{}``: none): :func:`durable_nb.evals.grid.state`, cases × variants."""
+
+    run: str
+    baseline: str  # "": none
+    finished: bool
+    variants: list[str]
+    graders: list[str]
+    cases: list[GridCase]  # the rows shown (at most grid.MAX_CASES)
+    case_total: int
+    cells: list[GridCell]
+    summary: str
+
+
 class Traits(TypedDict):
     """Every synced trait of :class:`~durable_nb.widget.SessionWidget` and what it holds."""
 
@@ -239,6 +287,7 @@ class Traits(TypedDict):
     comparison: Comparison | dict[str, Any]  # {}: none
     hidden: list[FilterGroup]
     read_only: str  # what a log opened read-only is a copy of ("": writable)
+    evaluation: EvalGrid | dict[str, Any]  # {}: none
 
 
 # -- requests ------------------------------------------------------------------------------------

@@ -68,6 +68,8 @@ class SessionWidget(anywidget.AnyWidget):
     hidden = traitlets.List(traitlets.Unicode()).tag(sync=True)  # the kind groups the tree hides
     # Not empty for a log opened read-only (%durable open): what it is a copy of; the header says so.
     read_only = traitlets.Unicode("").tag(sync=True)
+    # An evaluation run's grid (durable_nb.evals.grid.state; {}: none): the Evaluation tab (%durable evals RUN).
+    evaluation = traitlets.Dict().tag(sync=True)
 
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         self.agent = agent
@@ -270,7 +272,17 @@ class SessionWidget(anywidget.AnyWidget):
         head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
         state = {
             k: getattr(self, k)
-            for k in ("session_id", "tree", "leaf_id", "elided", "views", "labels", "read_only", "session_cost")
+            for k in (
+                "session_id",
+                "tree",
+                "leaf_id",
+                "elided",
+                "views",
+                "labels",
+                "read_only",
+                "session_cost",
+                "evaluation",
+            )
         }
         return {**state, "lines": head, "line_count": n, "entry_count": self._count}
 

@@ -126,7 +126,7 @@ def test_the_cli_takes_tools_reuse(tmp_path):
         f"    open({str(calls)!r}, 'a').write(city + '\\n')\n"
         "    return 'sunny in ' + city\n"
         "tools = [lookup]\n"
-        "prompt = 'call lookup {\"city\": \"{city}\"}'\n"
+        'prompt = \'call lookup {"city": "{city}"}\'\n'
         "cases = [{'city': 'Paris'}]\n"
         "from durable_nb import evals\n"
         "graders = [evals.contains('sunny')]\n"

@@ -12,15 +12,25 @@ from ... import evals
 from ...errors import DurableError, suggest
 from ...evals.report import comparison, grid
 from ..context import Context
-from ..options import Call
+from ..options import Call, Option
 from ..render import plural
 from ..turns import tool_mode
 from .registry import verb
 
 
-@verb("evals", "list the session's evaluation runs: cases, variants, replies stored, finished")
-def list_runs(ctx: Context, call: Call) -> None:
+@verb(
+    "evals [run] [--baseline B]",
+    "list the session's evaluation runs: cases, variants, replies stored, finished;\n"
+    "with RUN, its grid in the widget (cases × variants; a cell opens its branch),\n"
+    "--baseline B marking what regressed, improved or changed against run B",
+    options=(Option("--baseline", "evals RUN: the run to compare with", spec={"metavar": "B"}),),
+)
+def list_runs(ctx: Context, call: Call) -> Any:
     a = ctx.state.agent
+    if call.args:
+        return grid_widget(ctx, call.args[0], call.baseline)
+    if call.baseline is not None:
+        raise DurableError("--baseline goes with a run: %durable evals RUN --baseline B")
     found = evals.runs(a.store, a.session_id)
     if not found:
         print("no evaluation runs in this session (%%durable --cases NAME runs the cell over a case table)")
@@ -40,6 +50,18 @@ def compare(ctx: Context, call: Call) -> None:
     a = ctx.state.agent
     run, baseline = evals.load(a.store, a.session_id, name), evals.load(a.store, a.session_id, base)
     print(comparison(run.compare(baseline)))
+
+
+def grid_widget(ctx: Context, name: str, baseline: str | None) -> Any:
+    """Return the session widget on the grid of run ``name`` (against run ``baseline``); a run that is not
+    there is one line naming the runs the session has. Its static fallback is the grid."""
+    from ...evals import grid
+    from ...widget import SessionWidget
+
+    a = ctx.state.agent
+    run = evals.load(a.store, a.session_id, name)
+    base = evals.load(a.store, a.session_id, baseline) if baseline is not None else None
+    return SessionWidget(a, view="grid", evaluation=grid.state(run, base))
 
 
 def run_cases(ctx: Context, call: Call, body: str, variants: list[dict[str, Any]] | None) -> evals.EvalRun:

@@ -15,7 +15,7 @@ import { toolbar } from "./panels/toolbar";
 import type { Model } from "./protocol";
 
 /** The traits whose change redraws the widget (`tree` has its own handler: the lines move). */
-const REDRAWN = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden", "read_only", "session_cost"];
+const REDRAWN = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden", "read_only", "session_cost", "evaluation"];
 
 function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const ctx = new Ctx(model);

@@ -39,12 +39,14 @@ export interface Row {
 export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter";
 export type ReplyName = "lines" | "locate" | "search";
 /** the tab the page shows */
-export type View = "tree" | "model" | "transcript" | "compare";
+export type View = "tree" | "model" | "transcript" | "compare" | "grid";
 /** how a line hangs off the line above it */
 export type Mark = "root" | "cont" | "branch" | "eph";
 export type RowType = "message" | "compaction" | "custom" | "start";
 /** the kind groups the tree can hide */
 export type FilterGroup = "custom" | "aside" | "tool_result";
+/** a grid cell against its baseline */
+export type GridMark = "regressed" | "improved" | "changed";
 
 /** One line of the laid-out tree. */
 export interface Line {
@@ -216,6 +218,49 @@ export interface Comparison {
   diffs: Diff[];
 }
 
+/** One grader's verdict in a grid cell. */
+export interface GridVerdict {
+  grader: string;
+  passed: boolean;
+  score?: number;
+  reason?: string;
+  error?: string;
+}
+
+/** One case × variant pair of the grid (`variant`: its column). */
+export interface GridCell {
+  case: number;
+  variant: number;
+  passed: boolean;
+  entry_id: string; // the reply's entry ("" when none): a click opens it
+  reply: string;
+  verdicts: GridVerdict[];
+  cost: string;
+  ms: number | null;
+  tokens: number | null;
+  score?: number; // the mean of its graders' scores
+  error?: string;
+  baseline?: GridMark; // against the baseline run (left out: the same)
+}
+
+export interface GridCase {
+  index: number;
+  label: string;
+}
+
+/** The `evaluation` trait ({} when none): evals/grid.py's state, cases × variants. */
+export interface EvalGrid {
+  run: string;
+  baseline: string;
+  finished: boolean;
+  variants: string[];
+  graders: string[];
+  cases: GridCase[];
+  case_total: number;
+  cells: GridCell[];
+  summary: string;
+}
+
 /** Every synced trait, by name. */
 export interface Traits {
   session_id: string;
@@ -232,6 +277,7 @@ export interface Traits {
   comparison: Comparison | Record<string, never>; // {}: none
   hidden: FilterGroup[];
   read_only: string;
+  evaluation: EvalGrid | Record<string, never>; // {}: none
 }
 
 // -- the page's requests (`model.send`), one per action of SessionWidget.ACTIONS --

@@ -1,7 +1,8 @@
 /** The panels, in tab order. A new panel is one module plus one line here. */
 import { comparePanel } from "./compare";
+import { gridPanel } from "./grid";
 import type { PanelFactory } from "./panel";
 import { treePanel } from "./tree";
 import { modelPanel, transcriptPanel } from "./views";
 
-export const PANELS: PanelFactory[] = [treePanel, modelPanel, transcriptPanel, comparePanel];
+export const PANELS: PanelFactory[] = [treePanel, modelPanel, transcriptPanel, comparePanel, gridPanel];
