@@ -38,9 +38,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "-o",
         "--output",
-        required=True,
         metavar="PATH",
-        help="the file to write: " + ", ".join(f"{s} ({f.what})" for f in FORMATS.values() for s in f.suffixes),
+        help="the file to write (required unless --to is given): "
+        + ", ".join(f"{s} ({f.what})" for f in FORMATS.values() for s in f.suffixes),
     )
     p.add_argument(
         "--format",
@@ -65,7 +65,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "*PASSWORD* and the home folder in every exported string; --redact emails: e-mail addresses too "
         "(needs durable_nb[redact])",
     )
-    p.set_defaults(run=run)
+    p.add_argument(
+        "--to",
+        choices=["otlp"],
+        help="also send the session: otlp = its traces over OTLP/HTTP to --endpoint (after any file is written)",
+    )
+    p.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="the collector's traces URL for --to otlp (default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else "
+        "$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces, else http://localhost:4318/v1/traces); headers from "
+        "$OTEL_EXPORTER_OTLP_HEADERS",
+    )
+    p.set_defaults(run=run, parser=p)
     return p
 
 
@@ -101,13 +113,32 @@ def load(ref: str, store: str) -> tuple[Any, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Export ``args.source`` to ``args.output``; print what was written. Returns 0."""
+    """Export ``args.source`` to ``args.output`` and/or send it ``--to otlp``; print what was done.
+
+    Returns 0; 1 (one line on stderr, the file still written) when the
+    collector cannot be reached or refuses; 2 when neither ``-o`` nor ``--to``
+    is given or ``--endpoint`` comes without ``--to``."""
+    if not args.output and not args.to:
+        args.parser.error("give -o PATH (a file to write), --to otlp (send it), or both")
+    if args.endpoint and not args.to:
+        args.parser.error("--endpoint URL goes with --to otlp")
     redactor = redactor_for(args.redact)  # a bad --redact: one line before anything is read
     agent, source = load(args.source, args.store)
-    stores = [open_store(args.store)] if store_kind(args.store) == "jsonl" else []
-    out = export(agent, args.output, source, replace=args.force, stores=stores, format=args.format, redact=redactor)
     n = len(agent.entries())
-    print(f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}")
+    if args.output:
+        stores = [open_store(args.store)] if store_kind(args.store) == "jsonl" else []
+        out = export(agent, args.output, source, replace=args.force, stores=stores, format=args.format, redact=redactor)
+        print(f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}")
+    if args.to == "otlp":
+        from ..otlp.export import send_session
+        from ..otlp.wire import endpoint, shown
+
+        sent = redactor.session(agent, source)[0] if redactor is not None else agent
+        traces, spans = send_session(sent, args.endpoint)
+        print(
+            f"sent session {agent.session_id} to {shown(endpoint(args.endpoint))}: "
+            f"{traces} {'trace' if traces == 1 else 'traces'}, {spans} spans"
+        )
     if redactor is not None:
         print(redactor.summary())
     return 0

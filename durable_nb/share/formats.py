@@ -66,7 +66,7 @@ for _f in (
     Format("html", (".html",), "durable_nb.share.export:write_html", "one self-contained page"),
     Format("md", (".md",), "durable_nb.share.export:write_md", "a Markdown handout"),
     Format("jsonl", (".jsonl",), "durable_nb.share.export:write_jsonl", "this project's log"),
-    Format("otlp", (".otlp.json",), "", "OpenTelemetry traces as OTLP/JSON"),
+    Format("otlp", (".otlp.json",), "durable_nb.otlp.export:write", "OpenTelemetry traces as OTLP/JSON", "otlp"),
     Format("inspect", (".eval",), "", "an Inspect AI eval log", "inspect", ("inspect_ai",)),
     Format("pi", (".pi.jsonl",), "durable_nb.share.pi_format:write_pi", "pi's session format"),
     Format("atif", (".atif.json",), "durable_nb.share.atif:write_atif", "ATIF trajectories"),
