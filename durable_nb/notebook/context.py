@@ -55,6 +55,7 @@ class Context:
         self.mcp_servers: dict[str, Any] = {}  # name -> durable.McpTools (%durable tools add --mcp)
         self.settings: dict[str, Any] = {}
         self.secret_store: tuple[str, str] | None = None  # (masked spec shown in .store, the real spec)
+        self.tracer: Any = None  # an otlp.live.OtlpPublisher while %durable trace otlp is on (.tracing)
         self._state: NotebookSession | None = None
         self._carry: list = []  # staged entries kept across a %config change of store/session
         self._identity: str | None = None  # the notebook-metadata session id the state was opened for

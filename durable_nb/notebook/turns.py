@@ -21,6 +21,7 @@ from .options import Call
 from .printer import Printer
 from .render import footer, model_label, plural, thinking_of
 from .state import NotebookSession, Turn
+from .tracing import end_turn, traced
 
 
 class TurnFailed(Exception):
@@ -63,7 +64,7 @@ def run_turn(
     turn = Turn()
     start = time.perf_counter()
     try:
-        st.run(body, origin, turn, on_event=printer, tools=tools, settings=settings)
+        st.run(body, origin, turn, on_event=traced(ctx, printer, tools), tools=tools, settings=settings)
     except KeyboardInterrupt:
         printer.fail("".join(turn.deltas), "interrupted: this partial reply was not saved")
         raise TurnInterrupted(after_failure(st, turn, "interrupted")) from None
@@ -131,6 +132,8 @@ def run_fan_out(
         lane = lanes[b.index]
         lane.retitle(b.name)
         lane(ev)
+        if ev.type == "agent_end":
+            end_turn(ctx, ev.leaf_id, tools)
         if ev.type == "agent_end" and ev.error is None:
             replied[b.index] = b.text
 
@@ -220,7 +223,10 @@ def run_replay(ctx: Context, call: Call) -> None:
     settings = {k: read_value(v) for k, v in call.settings}
     printer = Printer(ctx.in_kernel, ctx.config.throttle, numbered=True)
     try:
-        r = st.replay(call.args[0] if call.args else None, model, call.system, settings, tools, printer, mode or "call")
+        r = st.replay(
+            call.args[0] if call.args else None, model, call.system, settings, tools, traced(ctx, printer, tools),
+            mode or "call",
+        )  # fmt: skip
     except ReplayFailed as e:
         raise TurnFailed(failure_line(e)) from None
     except KeyboardInterrupt:
