@@ -14,6 +14,7 @@ One concept per module:
 
 - :mod:`.session_widget`: the class; :mod:`.protocol`: every trait, request and reply;
 - :mod:`.encoding`: rows, lines and view items; :mod:`.views`: the views at an entry and at the leaf;
+  :mod:`.views_delta`: what a sync sends a drawn page of them;
 - :mod:`.layout` and :mod:`.tree`: the drawn lines, off-chain entries and kind filters;
 - :mod:`.preparation`: a long session's first widget prepared ahead, the open widgets;
 - :mod:`.follow`: appends by other kernels; :mod:`.fallback` and :mod:`.comparison`: the static
@@ -21,8 +22,9 @@ One concept per module:
 
 **Cost per sync**: O(new entries) for the layout (a new branch point: O(the subtree that becomes
 a branch); a new root or an orphan: O(n) once) and O(new entries + view_limit) for the views;
-bytes sent: the changed traits (``views`` within ``view_limit * CHARS_PER_ITEM`` characters) plus
-the lines the page then asks for (about a screenful), whatever the session size.
+bytes sent: the changed traits plus, once a page is drawn, the new lines near the leaf and the
+views' change for the tab shown (:mod:`.views_delta`: about the new entries' size); before that, or
+for a selection, ``views`` whole (within ``view_limit * CHARS_PER_ITEM`` characters).
 """
 
 from __future__ import annotations

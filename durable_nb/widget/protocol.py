@@ -25,9 +25,14 @@ that change the session (``branch``, ``compare``, ``filter``) answer by setting 
   word of ``query`` (the rule of ``%durable search``), in drawn order, at most ``MAX_HITS`` of ``total``.
 - ``compare``: sets ``comparison`` (ids, labels or prefixes) and ``view = "compare"``; no ids clears it.
 - ``filter``: lays the tree out again with those :data:`FilterGroup` groups hidden, sets ``hidden``.
+- ``views``: the whole ``views`` value (a ``views`` reply with ``base`` ``-1``), for a part the page holds stale.
 
 A sync also pushes a ``lines`` reply (the changed lines near the leaf) just before the ``tree``
-update that announces them, once the page has asked for lines.
+update that announces them, once the page has asked for lines. From then on a sync that moves
+the views along with the leaf sends them as a ``views`` reply too (:class:`ViewsReply`, before the
+update; :mod:`durable_nb.widget.views_delta`): the small fields and the parts the shown tab draws,
+the trait ``views`` changing in the kernel without an update message. The page keeps each part
+``views_rev`` by ``views_rev`` and asks for the whole value when it shows a part it holds stale.
 """
 
 from __future__ import annotations
@@ -36,8 +41,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 # -- names ---------------------------------------------------------------------------------------
 
-Action = Literal["lines", "locate", "branch", "search", "compare", "filter"]
-ReplyName = Literal["lines", "locate", "search"]
+Action = Literal["lines", "locate", "branch", "search", "compare", "filter", "views"]
+ReplyName = Literal["lines", "locate", "search", "views"]
 View = Literal["tree", "model", "transcript", "compare", "grid"]  # the tab the page shows
 Mark = Literal["root", "cont", "branch", "eph"]  # how a line hangs off the line above it
 RowType = Literal["message", "compaction", "custom", "start"]
@@ -281,6 +286,7 @@ class Traits(TypedDict):
     view: View
     view_limit: int
     views: Views
+    views_rev: int  # which ``views`` value it is (a ``views`` reply names the one it changes)
     error: str
     labels: dict[str, str]  # label name -> entry id
     session_cost: str  # tokens and cost of every reply, all branches ("" for none)
@@ -324,7 +330,11 @@ class FilterRequest(TypedDict):
     hide: list[FilterGroup]
 
 
-Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest
+class ViewsRequest(TypedDict):
+    action: Literal["views"]
+
+
+Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest
 
 
 # -- replies -------------------------------------------------------------------------------------
@@ -360,4 +370,26 @@ class SearchReply(TypedDict):
     hits: list[Hit]
 
 
-Reply = LinesReply | LocateReply | SearchReply
+class ListDelta(TypedDict):
+    """How a view's item list changes: keep ``keep`` items from ``drop`` on, then append ``add``."""
+
+    drop: int
+    keep: int
+    add: list[Any]
+
+
+class ViewsReply(TypedDict):
+    """``views`` at revision ``seq``: from revision ``base`` (``-1``: ``views`` is the whole value),
+    ``views`` holding every field but the parts, ``entry`` when the tab shown draws it, and a
+    :class:`ListDelta` for the view list it draws (a part left out is stale on the page)."""
+
+    reply: Literal["views"]
+    rev: int
+    seq: int
+    base: int
+    views: dict[str, Any]
+    model: NotRequired[ListDelta]
+    transcript: NotRequired[ListDelta]
+
+
+Reply = LinesReply | LocateReply | SearchReply | ViewsReply

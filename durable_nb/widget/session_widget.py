@@ -17,7 +17,7 @@ from ..errors import DurableError
 from ..kept import keep_tally, session_tally
 from ..kinds.leaf_move import move_leaf
 from ..session import Entry, Finder, MessageEntry
-from . import comparison, fallback, preparation
+from . import comparison, fallback, preparation, views_delta
 from .assets import front_end
 from .encoding import tree_line
 from .follow import follow
@@ -51,6 +51,7 @@ class SessionWidget(anywidget.AnyWidget):
         "search": "_do_search",
         "compare": "_do_compare",
         "filter": "_do_filter",
+        "views": "_do_views",
     }
 
     session_id = traitlets.Unicode("").tag(sync=True)
@@ -61,6 +62,7 @@ class SessionWidget(anywidget.AnyWidget):
     view = traitlets.Unicode("tree").tag(sync=True)
     view_limit = traitlets.Int(VIEW_LIMIT).tag(sync=True)
     views = traitlets.Dict().tag(sync=True)
+    views_rev = traitlets.Int(0).tag(sync=True)  # which ``views`` it is: a "views" reply names the one it changes
     error = traitlets.Unicode("").tag(sync=True)
     labels = traitlets.Dict().tag(sync=True)  # {label name: entry id} (agent.labels()); the page draws names on rows
     session_cost = traitlets.Unicode("").tag(sync=True)  # tokens and cost of every reply, all branches (cost_text)
@@ -76,7 +78,8 @@ class SessionWidget(anywidget.AnyWidget):
         self._hide: Callable[[Entry], bool] | None = kind_filter(kwargs.get("hidden", ()))
         self._finder = Finder()  # the find's texts, read on the first search
         self._memo: dict = {}
-        self._page_seen = False  # a page has asked for lines: syncs push the new ones
+        self._page_seen = False  # a page has asked for lines: syncs push the new ones, views as a delta
+        self._quiet: dict[str, Any] = {}  # trait -> the value set without an update message (sent as a delta)
         # The first state goes out with the comm's open message: compute it before opening.
         self._start()
         selected, limit = kwargs.get("selected_id", ""), kwargs.get("view_limit", VIEW_LIMIT)
@@ -205,7 +208,7 @@ class SessionWidget(anywidget.AnyWidget):
             self.elided = self._followed.elided
             self.labels = agent.labels()  # O(labels); sent only when it changed
             self.session_cost = cost_text(self._session_tally)
-            self._update_views()
+            self._update_views(delta=self._page_seen)
 
     def _push(self, changed: int, leaf_line: int) -> None:
         """Send the changed lines near the leaf ahead of the ``tree`` update that announces them
@@ -237,14 +240,39 @@ class SessionWidget(anywidget.AnyWidget):
         if hasattr(self, "_views_key"):
             self._update_views()
 
-    def _update_views(self) -> None:
+    def _update_views(self, delta: bool = False) -> None:
         """Recompute ``views`` for the selected entry (or the leaf) if it moved. O(new entries + limit)
-        following the leaf, O(depth of the selected entry) when the selection moves."""
+        following the leaf, O(depth of the selected entry) when the selection moves.
+
+        ``delta`` (a sync, once a page is drawn): the new value goes out as a ``views`` reply with
+        what changed for the tab shown (:mod:`~durable_nb.widget.views_delta`), not as the trait."""
         at = self.selected_id or self.agent.leaf_id
         key = (at, not self.selected_id, self.view_limit, self._followed.leaf if not self.selected_id else "")
-        if key != self._views_key:
-            self._views_key = key
-            self.views, self.error = self._views_for(*key[:3])
+        if key == self._views_key:
+            return
+        self._views_key = key
+        views, error = self._views_for(*key[:3])
+        old, base = self.views, self.views_rev
+        rev = base + 1
+        if delta and "views" not in getattr(self, "_states_to_send", ()):
+            self._quiet = {"views": views, "views_rev": rev}
+            try:
+                self.views_rev, self.views = rev, views
+            finally:
+                self._quiet = {}
+            change = views_delta.delta(old, views, self.view)
+            self.send({"reply": "views", "rev": self._rev, "seq": rev, "base": base, **change})
+        else:
+            with self.hold_sync():
+                self.views_rev, self.views = rev, views
+        self.error = error
+
+    def _should_send_property(self, key: str, value: Any) -> bool:
+        """ipywidgets' hook (whether a trait change goes out in an update message): not for a value
+        :meth:`_update_views` sends as a delta. Else ipywidgets' own rule."""
+        if key in self._quiet and self._quiet[key] is value:
+            return False
+        return bool(super()._should_send_property(key, value))
 
     def _views_for(self, at: str, following_leaf: bool, limit: int) -> tuple[dict[str, Any], str]:
         """Return the ``views`` value at ``at`` and an error: from the kept state of the active path
@@ -334,6 +362,10 @@ class SessionWidget(anywidget.AnyWidget):
                 "lines": self.lines(start, stop),
             }
         )
+
+    def _do_views(self, _req: dict[str, Any]) -> None:
+        """``{"action": "views"}``: reply with the whole ``views`` (a part the page holds is stale)."""
+        self.send({"reply": "views", "rev": self._rev, "seq": self.views_rev, "base": -1, "views": self.views})
 
     def _do_locate(self, req: dict[str, Any]) -> None:
         """``{"action": "locate", "id"}``: reply with the entry's line index (:mod:`~durable_nb.widget.protocol`)."""

@@ -151,6 +151,11 @@ def test_live_updates_arrive_as_increments(browser, agent):
         lines = w._layout.lines
         start = lines.index(drawn[0])
         assert drawn == lines[start : start + len(drawn)] and drawn[-1] == agent.leaf_id
+        # the syncs sent the tree's part of the views only: the model view, shown, asks for the rest once
+        page.click('.dnb-tab[data-view="model"]')
+        page.wait_for_function("document.querySelector('.dnb-model-panel').innerText.includes('after the notes')")
+        assert "Reply to: Live question?" in visible_text(page, ".dnb-model-panel")
+        assert page.evaluate("() => window.__sent.filter(m => m.action === 'views').length") == 1
     finally:
         h.close()
 

@@ -13,7 +13,6 @@ from widget_sessions import HOSTILE, REMINDER, long_agent
 from durable_nb import ai, durable, kept
 from durable_nb.session import MessageEntry, codec, elided_count, model_view, transcript_view
 from durable_nb.widget import (
-    CHARS_PER_ITEM,
     MAX_LINES,
     SessionWidget,
     agent_layout,
@@ -121,14 +120,15 @@ def test_one_new_entry_sends_only_the_increment(recording):
     assert w.comm.sent == [], "a sync with nothing new sends nothing"
     (e,) = agent.append("one more")
     w.sync()
-    (pushed, update) = w.comm.messages()
-    assert set(update["update"]) <= {"tree", "leaf_id", "views"}
+    (pushed, views, update) = w.comm.messages()
+    assert set(update["update"]) <= {"tree", "leaf_id"}  # the views go as their change (#32)
     assert update["update"]["leaf_id"] == e.id and update["update"]["tree"]["rev"] == pushed["custom"]["rev"]
     # the new line, pushed ahead of the update that announces it, and the old leaf's (it has a child now)
     assert [x["row"]["id"] for x in pushed["custom"]["lines"]] == [agent.path()[-2].id, e.id]
     assert pushed["custom"]["start"] == update["update"]["tree"]["changed_from"] == w.tree["leaf_line"] - 1
-    # the views at the new leaf are re-sent, but within their budget however long the path is
-    assert len(json.dumps(update["update"]["views"])) < 3 * w.view_limit * CHARS_PER_ITEM
+    # the views at the new leaf go as their change: the new entry, not the last view_limit items
+    assert views["custom"]["reply"] == "views" and views["custom"]["views"]["entry"]["id"] == e.id
+    assert len(json.dumps(views["custom"])) < 2 * len(json.dumps(views["custom"]["views"]["entry"])) + 500
     assert w.views["model_total"] > len(w.views["model"])
 
 

@@ -8,6 +8,7 @@ import { short } from "./format";
 import { Kernel } from "./kernel";
 import { Lines } from "./lines";
 import type { Line, Model, Hit, Tree, View, Views } from "./protocol";
+import { SyncedViews } from "./viewsync";
 
 /** The find's state: the query answered, the one asked, the hits in drawn order and the current one. */
 export interface Found {
@@ -40,6 +41,7 @@ export class Ctx {
   readonly notice = h("div", "dnb-notice");
   readonly cache = new Lines();
   readonly kernel: Kernel;
+  readonly synced: SyncedViews;
   tree: Tree;
   picks: string[] = [];
   found: Found = { query: "", asked: "", total: 0, hits: [], at: -1 };
@@ -63,6 +65,7 @@ export class Ctx {
     this.notice.hidden = true;
     this.tree = model.get("tree") || { rev: 0, lines: 0, entries: 0, changed_from: 0, leaf_line: -1 };
     this.cache.rev = this.tree.rev;
+    this.synced = new SyncedViews(model);
     this.kernel = new Kernel(model, this.notice, () => {
       this.root.classList.add("dnb-is-stale");
       this.hooks.drawStatus();
@@ -70,9 +73,9 @@ export class Ctx {
     });
   }
 
-  /** The `views` trait ({} before Python sent one). */
+  /** The `views` trait as the "views" replies keep it ({} before Python sent one; viewsync.ts). */
   views(): Partial<Views> {
-    return this.model.get("views") || {};
+    return this.synced.current();
   }
 
   leaf(): string {

@@ -49,6 +49,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
       for (const p of panels) p.draw();
       bars.draw();
       ctx.hooks.drawStatus();
+      ctx.synced.want(model.get("view"), ctx.kernel);
       ctx.kernel.settle();
     });
   }
@@ -56,12 +57,15 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
 
   const handlers = REDRAWN.map((k) => [`change:${k}`, () => refresh()] as const);
   for (const [ev, cb] of handlers) model.on(ev, cb);
+  const unsubscribe = ctx.synced.subscribe(refresh);
   refresh();
   return () => {
     for (const [ev, cb] of handlers) model.off(ev, cb);
     for (const p of panels) p.dispose?.();
     bars.dispose();
     ctx.kernel.dispose();
+    unsubscribe();
+    ctx.synced.dispose();
   };
 }
 

@@ -36,8 +36,8 @@ export interface Row {
   elides?: [string, string, number]; // [first id, last id, count]
 }
 
-export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter";
-export type ReplyName = "lines" | "locate" | "search";
+export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter" | "views";
+export type ReplyName = "lines" | "locate" | "search" | "views";
 /** the tab the page shows */
 export type View = "tree" | "model" | "transcript" | "compare" | "grid";
 /** how a line hangs off the line above it */
@@ -271,6 +271,8 @@ export interface Traits {
   view: View;
   view_limit: number;
   views: Views;
+  /** which `views` value it is (a "views" reply names the one it changes) */
+  views_rev: number;
   error: string;
   labels: Record<string, string>;
   session_cost: string;
@@ -313,7 +315,11 @@ export interface FilterRequest {
   hide: FilterGroup[];
 }
 
-export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest;
+export interface ViewsRequest {
+  action: "views";
+}
+
+export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest;
 
 // -- Python's replies (custom messages) --
 
@@ -347,7 +353,25 @@ export interface SearchReply {
   hits: Hit[];
 }
 
-export type Reply = LinesReply | LocateReply | SearchReply;
+/** How a view's item list changes: keep `keep` items from `drop` on, then append `add`. */
+export interface ListDelta {
+  drop: number;
+  keep: number;
+  add: unknown[];
+}
+
+/** `views` at revision `seq`, from revision `base` (-1: `views` is the whole value); a part left out is stale. */
+export interface ViewsReply {
+  reply: "views";
+  rev: number;
+  seq: number;
+  base: number;
+  views: Record<string, unknown>;
+  model?: ListDelta;
+  transcript?: ListDelta;
+}
+
+export type Reply = LinesReply | LocateReply | SearchReply | ViewsReply;
 
 /** anywidget's model, as this front end uses it (typed by trait). */
 export interface Model {
@@ -369,6 +393,9 @@ export function asReply(msg: unknown): Reply | null {
   }
   if (msg.reply === "locate") {
     return typeof msg.id === "string" && typeof msg.index === "number" ? (msg as unknown as LocateReply) : null;
+  }
+  if (msg.reply === "views") {
+    return typeof msg.seq === "number" && typeof msg.base === "number" && isObject(msg.views) ? (msg as unknown as ViewsReply) : null;
   }
   if (msg.reply === "search") {
     return typeof msg.query === "string" && typeof msg.total === "number" && Array.isArray(msg.hits)

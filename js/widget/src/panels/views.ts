@@ -18,8 +18,8 @@ function more(ctx: Ctx, panel: HTMLElement, shown: number, total: number): void 
   note.append(h("span", "dnb-muted", `${total - shown} earlier not shown · `));
   note.append(
     button("dnb-action", "Show earlier", () => {
-      const before = ctx.model.get("views");
-      if (!ctx.kernel.request("earlier messages", () => ctx.model.get("views") !== before)) return;
+      const before = ctx.views();
+      if (!ctx.kernel.request("earlier messages", () => ctx.views() !== before)) return;
       ctx.model.set("view_limit", (ctx.model.get("view_limit") || 200) * 4);
       ctx.model.save_changes();
     }),
@@ -34,7 +34,7 @@ function whenChanged(ctx: Ctx, draw: (v: Partial<Views>) => void): () => void {
   let seenViews: unknown = null;
   let seenHidden: unknown = null;
   return () => {
-    const views = ctx.model.get("views");
+    const views = ctx.views();
     const hidden = ctx.model.get("hidden") || [];
     if (views !== seenViews || hidden !== seenHidden) draw(ctx.views());
     seenViews = views;
