@@ -19,6 +19,7 @@ import getpass
 import math
 from collections.abc import Iterable, Mapping
 from numbers import Real
+from typing import Any
 
 from ..errors import DurableError
 from ..session.entry import CustomEntry, Entry, is_ephemeral, register_custom
@@ -114,4 +115,30 @@ def _fork(copy: CustomEntry, ids: Mapping[str, str]) -> CustomEntry:
     return copy
 
 
-KIND = register(Kind(ANNOTATION_KIND, shown="chip", off_chain=True, text=_text, replayed=False, fork=_fork))
+def _target(entry: CustomEntry) -> str:
+    return str(getattr(entry, "target_id", "") or "")
+
+
+def _chip(entry: CustomEntry) -> dict[str, Any]:
+    """The chip on the annotated entry: one per author (``key``), the latest of theirs wins."""
+    by = str(getattr(entry, "by", "") or "")
+    chip: dict[str, Any] = {"kind": ANNOTATION_KIND, "key": by, "id": entry.id, "by": by, "at": entry.created_at}
+    for name in ("score", "tags", "note"):
+        value = getattr(entry, name, None)
+        if value not in (None, "", []):
+            chip[name] = value
+    return chip
+
+
+KIND = register(
+    Kind(
+        ANNOTATION_KIND,
+        shown="chip",
+        off_chain=True,
+        text=_text,
+        replayed=False,
+        fork=_fork,
+        target=_target,
+        chip=_chip,
+    )
+)

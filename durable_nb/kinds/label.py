@@ -1,6 +1,10 @@
 """Labels: names for entries (see :mod:`durable_nb.session.labels` for the entry and its rules).
 
-A label entry is a row of the tree read as what it does (``label v1 →
+A label entry is bookkeeping: its name is drawn as a chip on the entry it
+names (from the session's labels: the latest label entry of a name wins),
+never a row or a transcript line, never the leaf a person sees (the agent's
+leaf moves onto it and the next turn hangs under it; a reader sees the
+labelled chain go straight on). Listings read it as what it does (``label v1 →
 <id>``). A replay leaves it out (it names the original's entries; the
 replay labels its own end); a fork maps its target to the target's copy
 (``""`` when the target is not copied: the copy names nothing).
@@ -22,4 +26,9 @@ def _fork(copy: CustomEntry, ids: Mapping[str, str]) -> CustomEntry:
     return copy
 
 
-KIND = register(Kind(LABEL_KIND, text=label_text, replayed=False, fork=_fork))
+def _target(entry: CustomEntry) -> str:
+    named = label_of(entry)
+    return named[1] if named is not None else ""
+
+
+KIND = register(Kind(LABEL_KIND, shown="chip", text=label_text, replayed=False, fork=_fork, target=_target))

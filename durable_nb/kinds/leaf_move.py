@@ -69,4 +69,14 @@ def _fork(copy: CustomEntry, ids: Mapping[str, str]) -> CustomEntry:
     return copy
 
 
-KIND = register(Kind(LEAF_MOVE_KIND, shown="hidden", off_chain=True, text=_text, replayed=False, fork=_fork))
+KIND = register(
+    Kind(
+        LEAF_MOVE_KIND,
+        shown="hidden",
+        off_chain=True,
+        text=_text,
+        replayed=False,
+        fork=_fork,
+        target=lambda e: str(getattr(e, "target_id", "") or ""),
+    )
+)

@@ -13,6 +13,7 @@ maps its target to the target's copy.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ..session.entry import CustomEntry, register_custom
 from ..session.kinds import Kind, register
@@ -55,4 +56,35 @@ def _fork(copy: CustomEntry, ids: Mapping[str, str]) -> CustomEntry:
     return copy
 
 
-KIND = register(Kind(VERDICT_KIND, shown="chip", off_chain=True, text=_text, replayed=False, fork=_fork))
+def _target(entry: CustomEntry) -> str:
+    return str(getattr(entry, "target_id", "") or "")
+
+
+def _chip(entry: CustomEntry) -> dict[str, Any]:
+    """The chip on the graded reply: one per run and grader (``key``), the latest wins."""
+    run, grader = str(getattr(entry, "run", "") or ""), str(getattr(entry, "grader", "") or "")
+    chip: dict[str, Any] = {"kind": VERDICT_KIND, "key": f"{run}/{grader}", "id": entry.id, "run": run}
+    chip["grader"] = grader
+    chip["passed"] = getattr(entry, "passed", None) is True
+    score, reason, error = (getattr(entry, k, None) for k in ("score", "reason", "error"))
+    if isinstance(score, (int, float)) and not isinstance(score, bool):
+        chip["score"] = score
+    if reason:
+        chip["reason"] = str(reason)
+    if error:
+        chip["error"] = str(error)
+    return chip
+
+
+KIND = register(
+    Kind(
+        VERDICT_KIND,
+        shown="chip",
+        off_chain=True,
+        text=_text,
+        replayed=False,
+        fork=_fork,
+        target=_target,
+        chip=_chip,
+    )
+)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -31,7 +31,14 @@ class Kind:
     :attr:`text` a person reads in transcripts and listings), ``"chip"``
     (drawn on the entry it names, never a row), ``"hidden"`` (never drawn).
     ``off_chain``: hangs off its parent without continuing from it, never a
-    branch (an aside). ``text(entry)`` is what a person reads (``None``:
+    branch (an aside). ``target(entry)``: for a bookkeeping kind (``shown``
+    ``"chip"`` or ``"hidden"``: labels, verdicts, annotations, leaf moves)
+    the id of the entry it names (``""``: none); such an entry is never a
+    row or a transcript line and never the leaf a person sees
+    (:func:`shown_leaf`). ``chip(entry)``: the chip drawn on that entry
+    (a dict with a ``key``: of the chips of one target, the latest per kind
+    and key wins; ``None``: no chip of its own, as a label, drawn from the
+    session's labels). ``text(entry)`` is what a person reads (``None``:
     the kind name). ``replayed``: a replay copies it to the new branch
     (a label names the original's entries, so it is not). ``fork(copy,
     ids)`` returns the copy with the entry ids it names mapped through
@@ -45,6 +52,8 @@ class Kind:
     text: Callable[[CustomEntry], str] | None = None
     replayed: bool = True
     fork: Callable[[CustomEntry, Mapping[str, str]], CustomEntry] | None = None
+    target: Callable[[CustomEntry], str] | None = None
+    chip: Callable[[CustomEntry], dict[str, Any]] | None = None
 
 
 _EXACT: dict[str, Kind] = {}
@@ -102,6 +111,51 @@ def hidden(entry: Entry) -> bool:
 def hidden_kinds() -> frozenset[str]:
     """Return the exact kinds registered as never drawn, for code that holds rows, not entries. O(kinds)."""
     return frozenset(name for name, k in _EXACT.items() if k.shown == "hidden")
+
+
+def bookkeeping(entry: Entry) -> bool:
+    """True for a custom entry of a bookkeeping kind (``shown`` ``"chip"`` or ``"hidden"``: a label, a
+    verdict, an annotation, a leaf move): never a row nor a transcript line, never the leaf shown. O(1)."""
+    k = kind_of(entry)
+    return k is not None and k.shown in ("chip", "hidden")
+
+
+def bookkeeping_kinds() -> frozenset[str]:
+    """Return the exact kinds that are bookkeeping (:func:`bookkeeping`), for code that holds rows. O(kinds)."""
+    return frozenset(name for name, k in _EXACT.items() if k.shown in ("chip", "hidden"))
+
+
+def target_of(entry: Entry) -> str | None:
+    """Return the id of the entry a bookkeeping entry names (``""``: none), ``None`` for any other entry. O(1)."""
+    k = kind_of(entry)
+    if k is None or k.target is None or not isinstance(entry, CustomEntry):
+        return None
+    return k.target(entry)
+
+
+def chip_of(entry: Entry) -> tuple[str, dict[str, Any]] | None:
+    """Return ``(target id, chip)`` for an entry whose kind draws a chip of its own (a verdict, an
+    annotation), else ``None`` (a label's names come from the session's labels). O(size of the chip)."""
+    k = kind_of(entry)
+    if k is None or k.chip is None or k.target is None or not isinstance(entry, CustomEntry):
+        return None
+    target = k.target(entry)
+    return (target, k.chip(entry)) if target else None
+
+
+def shown_leaf(leaf_id: str, get: Callable[[str], Entry | None]) -> str:
+    """Return the entry a person sees as the leaf: ``leaf_id`` stepped up over bookkeeping entries (a label
+    appended at the leaf becomes the agent's leaf and the next turn hangs under it, which no reader can
+    tell). ``get(id)`` returns an entry or ``None``; ``""`` when nothing else is above; an unknown id is
+    returned as is. O(bookkeeping entries stepped over)."""
+    at, seen = leaf_id, set()
+    while at and at not in seen:
+        e = get(at)
+        if e is None or not bookkeeping(e):
+            break
+        seen.add(at)
+        at = e.parent_id
+    return at
 
 
 def replayed(entry: Entry) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from .. import ai
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
+from .kinds import bookkeeping
 from .labels import label_text
 from .rules import kept_from, latest_compaction
 
@@ -198,12 +199,14 @@ def _interrupted(call: ai.ToolCall) -> ai.Message:
 def transcript_view(path: Sequence[Entry]) -> list[Entry]:
     """Return the entries a person reads for ``path``, in order.
 
-    Injected messages (meta and ephemeral) are hidden; custom entries and
-    compaction markers are kept (compaction deletes nothing a reader wrote).
-    Show a kept message with :func:`display_text`, which leaves out
-    :class:`~durable_nb.ai.Reminder` blocks. O(len(path)).
+    Injected messages (meta and ephemeral) and bookkeeping entries (a label,
+    :func:`~durable_nb.session.kinds.bookkeeping`: drawn on the entry it
+    names) are hidden; other custom entries and compaction markers are kept
+    (compaction deletes nothing a reader wrote). Show a kept message with
+    :func:`display_text`, which leaves out :class:`~durable_nb.ai.Reminder`
+    blocks. O(len(path)).
     """
-    return [e for e in path if not (isinstance(e, MessageEntry) and e.message.injected is not None)]
+    return [e for e in path if (e.message.injected is None if isinstance(e, MessageEntry) else not bookkeeping(e))]
 
 
 def display_text(entry: Entry) -> str:

@@ -39,7 +39,10 @@ from ..evals import latest_grid
 from ..session import MessageEntry, codec, elided_count, is_ephemeral
 from ..widget import VIEW_LIMIT, agent_layout, cost_text, elide_blobs, fallback, tree_line, views_at
 from ..widget.assets import built
+from ..widget.chips import Chips
 from ..widget.encoding import entry_title
+from ..widget.tree import leaf_shown
+from ..widget.views import at_shown_leaf
 
 VIEW_BUDGET = 200_000  # path entries walked (sum of depths) to embed views: about 1 s here, and all of a few-hundred-entry session
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -69,7 +72,8 @@ def view_order(agent: Any) -> list[str]:
     has_child = {e.parent_id for e in entries if e.parent_id and not is_ephemeral(e)}
     tips = [e.id for e in reversed(entries) if e.id not in has_child and not is_ephemeral(e)]
     path = [e.id for e in reversed(agent.path())]
-    order = dict.fromkeys([agent.leaf_id] if agent.leaf_id else [])
+    shown = leaf_shown(agent)
+    order = dict.fromkeys([x for x in (shown, agent.leaf_id) if x])
     for ids in (tips, path, [e.id for e in reversed(entries)]):
         order.update(dict.fromkeys(ids))
     return list(order)
@@ -120,10 +124,12 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
             v["cost"],
         ]
     lay = agent_layout(agent)
+    chips = Chips.of(entries)
     path = agent.path()
     elided = elided_count(path)
     elided_ids = {e.id for e in path[:elided]}
-    leaf_line = lay.position(agent.leaf_id) if agent.leaf_id else -1
+    shown = leaf_shown(agent)
+    leaf_line = lay.position(shown) if shown else -1
     state = {
         "session_id": agent.session_id,
         "tree": {"rev": 1, "lines": len(lay), "entries": len(entries), "changed_from": 0, "leaf_line": leaf_line},
@@ -140,10 +146,11 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
     }
     return {
         "state": state,
-        "lines": [tree_line(agent, lay, i, elided_ids) for i in lay.lines],
+        "lines": [tree_line(agent, lay, i, elided_ids, chips) for i in lay.lines],
         "items": items,
         "views": views,
         "entries": {i: {**elide_blobs(codec.encode(e)), "title": entry_title(e)} for i, e in by_id.items()},
+        "shown_leaf": shown,  # the leaf badge's entry (the leaf stepped up over a label)
         "notes": {
             "missing": f"The views at {{id}} are not in this page (it holds them at {len(views)} of {len(entries)} "
             "entries: the leaf, the branch tips and the active path first). The details below are complete.",
@@ -163,9 +170,10 @@ def page_html(agent: Any, source: str = "", budget: int = VIEW_BUDGET) -> str:
     leaf = agent.leaf_id
     static = dict(
         data["state"],
-        views=views_at(agent.path(), leaf, True, VIEW_LIMIT, agent.session_id)[0],
+        views=at_shown_leaf(views_at(agent.path(), leaf, True, VIEW_LIMIT, agent.session_id)[0], agent),
         lines=data["lines"],
         line_count=len(data["lines"]),
+        shown_leaf=data["shown_leaf"],
         entry_count=len(agent.entries()),
     )
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

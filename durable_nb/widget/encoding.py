@@ -26,6 +26,7 @@ from ..session import (
     kept_from,
 )
 from ..session.labels import label_of
+from .chips import Chips
 from .layout import START, Layout
 
 START_PREVIEW = "start of the session: the first entries branch here"
@@ -210,12 +211,16 @@ def agent_row(agent: Any, e: Entry) -> dict[str, Any]:
     return row(e, elided)
 
 
-def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | frozenset[str]) -> dict[str, Any]:
+def tree_line(
+    agent: Any, layout: Layout, entry_id: str, elided: set[str] | frozenset[str], chips: Chips | None = None
+) -> dict[str, Any]:
     """Return the line the page draws for ``entry_id`` of ``layout`` (``""``: the START row).
 
     Keys: ``row`` (:func:`agent_row`), ``depth``, ``mark``, ``kids`` (durable
-    children), ``on`` (on ``agent``'s active path) and ``elided`` (in ``elided``:
-    the ids its latest compaction elides). O(size of the entry), plus O(depth) for a compaction.
+    children), ``on`` (on ``agent``'s active path), ``elided`` (in ``elided``:
+    the ids its latest compaction elides) and ``chips``
+    (:meth:`Chips.on <durable_nb.widget.chips.Chips.on>`: its verdicts and
+    annotations, usually ``[]``). O(size of the entry), plus O(depth) for a compaction.
     """
     depth, mark = layout.info(entry_id)
     if entry_id == START:
@@ -226,8 +231,9 @@ def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | froz
             "kids": layout.kids_of(START),
             "on": False,
             "elided": False,
+            "chips": [],
         }
-    return {
+    line = {
         "row": agent_row(agent, agent.entry(entry_id)),
         "depth": depth,
         "mark": mark,
@@ -235,3 +241,5 @@ def tree_line(agent: Any, layout: Layout, entry_id: str, elided: set[str] | froz
         "on": agent.on_path(entry_id),
         "elided": entry_id in elided,
     }
+    line["chips"] = chips.on(entry_id) if chips is not None else []
+    return line

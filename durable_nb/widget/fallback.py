@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import ai
 from ..evals import grid
-from ..session.kinds import hidden_kinds
+from ..session.kinds import bookkeeping_kinds
 from ..session.labels import by_target
 from .encoding import START_ROW as START
 from .escape import clip
@@ -52,9 +52,9 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
     """Return the tree of ``rows`` (dicts with ``id``, ``parent_id``, ``created_at``, maybe ``injected``
     or ``aside``) as ``(row, depth, mark)`` lines in the order the widget draws them
     (:class:`~durable_nb.widget.layout.Layout` decides it, siblings in :func:`~durable_nb.session.sort_siblings`
-    order; the START row is :data:`START`; rows of a kind never drawn, a leaf move, are left out). O(n)."""
+    order; the START row is :data:`START`; rows of a bookkeeping kind, a label or a leaf move, are left out). O(n)."""
     by_id: dict[str, dict[str, Any]] = {}
-    hidden = hidden_kinds()  # kinds never drawn (a leaf move)
+    hidden = bookkeeping_kinds()  # kinds never drawn as rows (labels, verdicts, annotations, leaf moves)
     for r in rows:
         by_id.setdefault(r["id"], r)
     lay = Layout.build(
@@ -79,6 +79,22 @@ def _label(r: dict[str, Any]) -> str:
     return r.get("type", "")
 
 
+def chip_text(chip: dict[str, Any]) -> str:
+    """Return a chip (:mod:`durable_nb.widget.chips`) as one line: ``pass · exact`` / ``fail · judge (0.2)``
+    for a verdict, ``★ 0.5 #wrong-tool · ana: the note`` for an annotation (the latest of its author; ``(2)``
+    when it corrects earlier ones). O(size of the chip)."""
+    more = f" ({chip['count']})" if chip.get("count", 1) > 1 else ""
+    if chip.get("kind") == "verdict":
+        score = f" ({chip['score']:g})" if isinstance(chip.get("score"), (int, float)) else ""
+        shown = "error" if chip.get("error") else "pass" if chip.get("passed") else "fail"
+        return f"{shown} · {chip.get('grader') or 'grader'}{score}{more}"
+    parts = [f"★ {chip['score']:g}"] if isinstance(chip.get("score"), (int, float)) else []
+    parts += [f"#{t}" for t in chip.get("tags") or ()]
+    who = f" · {chip['by']}" if chip.get("by") else ""
+    note = f": {clip(str(chip['note']), 80)}" if chip.get("note") else ""
+    return f"{' '.join(parts) or 'note'}{who}{note}{more}"
+
+
 def _injection(d: dict[str, Any]) -> str:
     inj = d.get("injected")
     if not inj:
@@ -96,6 +112,7 @@ def _tree_line(line: dict[str, Any], leaf: str, names: dict[str, list[str]]) -> 
     badges.append(_injection(r))
     if r["id"] == leaf:
         badges.append(_badge("leaf"))
+    badges += [_badge(chip_text(c)) for c in line.get("chips") or ()]
     if line.get("kids", 0) > 1:
         badges.append(_badge(f"{line['kids']} branches"))
     if line.get("elided"):
@@ -246,7 +263,7 @@ def header(state: dict[str, Any]) -> str:
     """Return the one-line description of a widget state, e.g.
     ``session 'demo' · 14 entries · leaf 1a2b3c4d (depth 9)``."""
     n = state.get("entry_count", 0)
-    leaf = state.get("leaf_id") or ""
+    leaf = state.get("shown_leaf") or state.get("leaf_id") or ""
     depth = (state.get("views") or {}).get("depth")
     where = f"leaf {_short(leaf)}" + (f" (depth {depth})" if depth is not None and leaf else "")
     ro = f"read-only copy of {state['read_only']} · " if state.get("read_only") else ""
@@ -275,7 +292,7 @@ def html(state: dict[str, Any], limit: int = ROWS) -> str:
         '<div class="dnb-static">'
         f"<p><b>durable session</b> {_e(header(state))} · <i>a saved snapshot: run the notebook for the live widget</i></p>"
         f"{grid_html}"
-        f"<details open><summary>Tree ({state.get('entry_count', 0)} entries; ● active path)</summary>{tree_html(lines, state.get('leaf_id') or '', limit, count, state.get('labels'))}</details>"
+        f"<details open><summary>Tree ({state.get('entry_count', 0)} entries; ● active path)</summary>{tree_html(lines, state.get('shown_leaf') or state.get('leaf_id') or '', limit, count, state.get('labels'))}</details>"
         f"<details open><summary>Transcript view at {_e(where)}: what a person reads ({views.get('transcript_total', 0)} entries)</summary>"
         f"{transcript_html(views)}</details>"
         f"<details><summary>Model view at {_e(where)}: what the model receives ({views.get('model_total', 0)} messages)</summary>"

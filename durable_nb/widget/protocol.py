@@ -94,6 +94,26 @@ class Row(TypedDict):
     elides: NotRequired[list[Any]]  # [first id, last id, count]
 
 
+class Chip(TypedDict):
+    """A chip on a line: the latest verdict of a run's grader or annotation of an author
+    (:mod:`durable_nb.widget.chips`); ``count`` of them were written (all kept in the log)."""
+
+    kind: str  # "verdict" or "annotation" (the bookkeeping kind)
+    key: str  # who: the annotation's author, the verdict's "run/grader"
+    id: str  # the latest entry's id
+    count: int
+    by: NotRequired[str]
+    at: NotRequired[str]  # when (created_at)
+    score: NotRequired[float]
+    tags: NotRequired[list[str]]
+    note: NotRequired[str]
+    run: NotRequired[str]
+    grader: NotRequired[str]
+    passed: NotRequired[bool]
+    reason: NotRequired[str]
+    error: NotRequired[str]
+
+
 class Line(TypedDict):
     """One line of the tree as the page fetches it (:func:`durable_nb.widget.tree_line`)."""
 
@@ -103,6 +123,7 @@ class Line(TypedDict):
     kids: int  # durable children drawn: a branch count, 0 = "no reply"
     on: bool  # on the active path
     elided: bool  # elided by the active path's latest compaction
+    chips: NotRequired[list[Chip]]  # verdicts and annotations on this entry (bookkeeping entries are never lines)
 
 
 class ViewMessage(TypedDict):

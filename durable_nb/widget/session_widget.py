@@ -19,11 +19,12 @@ from ..kinds.leaf_move import move_leaf
 from ..session import Entry, Finder, MessageEntry
 from . import comparison, fallback, preparation, views_delta
 from .assets import front_end
+from .chips import Chips
 from .encoding import tree_line
 from .follow import follow
 from .layout import Layout
-from .tree import extended, kind_filter, layout_of, never_drawn, off_chain
-from .views import VIEW_LIMIT, Followed, cost_text, views_at
+from .tree import extended, kind_filter, layout_of, leaf_shown, never_drawn, off_chain
+from .views import VIEW_LIMIT, Followed, at_shown_leaf, cost_text, views_at
 
 MAX_LINES = 400  # lines one "lines" reply may carry
 PUSH_AROUND = 40  # lines around the leaf a sync pushes to a page that is drawn (it scrolls there)
@@ -113,6 +114,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = session_tally(agent, entries)
+        self._chips = Chips.of(entries)
         if ready is not None:
             self._followed = Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
@@ -137,13 +139,14 @@ class SessionWidget(anywidget.AnyWidget):
 
     def _tree_state(self, changed_from: int) -> dict[str, Any]:
         lay = self._layout
-        leaf = lay.drawn(self.agent.leaf_id) if self.agent.leaf_id else None
+        shown = leaf_shown(self.agent)
+        leaf = lay.drawn(shown) if shown else None
         return {
             "rev": self._rev,
             "lines": len(lay),
             "entries": self._count,
             "changed_from": changed_from,
-            "leaf_line": lay.position(leaf) if leaf else -1,
+            "leaf_line": lay.position(leaf) if leaf else -1,  # the leaf badge's line (above a label: its entry's)
         }
 
     def close(self) -> None:
@@ -183,10 +186,14 @@ class SessionWidget(anywidget.AnyWidget):
             else:
                 new = tail[1:] if self._count else tail
                 hide = self._hide
+                chipped = []  # entries a new verdict or annotation is about: their lines change
                 for e in new:
                     self._layout.add(
                         e.id, e.parent_id, off_chain(e), never_drawn(e) or (hide is not None and hide(e)), e.created_at
                     )
+                    target = self._chips.add(e)
+                    if target is not None:
+                        chipped.append(target)
                 self._count += len(new)
                 if new:
                     self._last_id = new[-1].id
@@ -195,6 +202,11 @@ class SessionWidget(anywidget.AnyWidget):
                     )
                     keep_tally(agent, "session", self._count, self._last_id, self._session_tally)
                 changed = self._layout.take_changes()
+                for target in chipped:
+                    drawn = self._layout.drawn(target)
+                    at = self._layout.position(drawn) if drawn else -1
+                    if at >= 0:
+                        changed = at if changed is None else min(changed, at)
                 elided = self._followed.elided
                 if not self._followed.move(len(new)) or self._followed.elided != elided:
                     changed = 0  # the active path (or what it elides) changed above the new lines
@@ -280,14 +292,17 @@ class SessionWidget(anywidget.AnyWidget):
         if len(self._memo) > 40 * max(limit, VIEW_LIMIT):
             self._memo.clear()  # it keeps what it encoded alive: bounded
         if following_leaf and at == self._followed.leaf:
-            return self._followed.views(limit, self._memo), ""
-        return views_at(self.agent.path(at) if at else [], at, following_leaf, limit, self.agent.session_id, self._memo)
+            views, error = self._followed.views(limit, self._memo), ""
+        else:
+            path = self.agent.path(at) if at else []
+            views, error = views_at(path, at, following_leaf, limit, self.agent.session_id, self._memo)
+        return (at_shown_leaf(views, self.agent) if following_leaf else views), error
 
     # -- lines -------------------------------------------------------------
 
     def line(self, entry_id: str) -> dict[str, Any]:
         """Return :func:`tree_line` for a drawn entry of this widget's layout. O(size of the entry)."""
-        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids)
+        return tree_line(self.agent, self._layout, entry_id, self._followed.elided_ids, self._chips)
 
     def lines(self, start: int, stop: int) -> list[dict[str, Any]]:
         """Return :meth:`line` for the layout's lines ``start`` to ``stop`` (at most :data:`MAX_LINES`)."""
@@ -312,7 +327,8 @@ class SessionWidget(anywidget.AnyWidget):
                 "evaluation",
             )
         }
-        return {**state, "lines": head, "line_count": n, "entry_count": self._count}
+        shown = leaf_shown(self.agent)
+        return {**state, "shown_leaf": shown, "lines": head, "line_count": n, "entry_count": self._count}
 
     def __repr__(self) -> str:
         return f"SessionWidget({fallback.header(self._static_state())})"

@@ -32,9 +32,24 @@ def off_chain(e: Entry) -> bool:
 
 
 def never_drawn(e: Entry) -> bool:
-    """True for an entry no tree draws whatever the filters: a custom entry of a kind declared
-    ``shown="hidden"`` (a leaf move: the leaf badge already shows where the leaf is). O(1)."""
-    return not isinstance(e, MessageEntry) and _kinds.hidden(e)
+    """True for an entry no tree draws whatever the filters: a bookkeeping entry
+    (:func:`~durable_nb.session.kinds.bookkeeping`: a label, a verdict or an annotation, drawn as a
+    chip on the entry it names; a leaf move, which the leaf badge shows). Its children (the turn
+    after a label) hang off its nearest drawn ancestor. O(1)."""
+    return not isinstance(e, MessageEntry) and _kinds.bookkeeping(e)
+
+
+def leaf_shown(agent: Any) -> str:
+    """Return the entry the leaf badge is on: ``agent``'s leaf stepped up over bookkeeping entries
+    (:func:`~durable_nb.session.kinds.shown_leaf`: after a label, the labelled chain's end). O(labels at the leaf)."""
+
+    def get(entry_id: str) -> Entry | None:
+        try:
+            return agent.entry(entry_id)
+        except DurableError:
+            return None
+
+    return _kinds.shown_leaf(agent.leaf_id, get)
 
 
 def extended(lay: Layout, new: list[Entry]) -> Layout:

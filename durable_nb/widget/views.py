@@ -27,7 +27,9 @@ from ..session import (
     model_view,
     transcript_view,
 )
+from ..session.kinds import bookkeeping
 from .encoding import elide_blobs, entry_title, view_entry, view_message
+from .tree import leaf_shown
 
 VIEW_LIMIT = 100  # messages per view sent at first ("show earlier" asks for 4x more)
 CHARS_PER_ITEM = 500  # a view's JSON budget is this times view_limit (at least one item is sent)
@@ -93,6 +95,27 @@ def views_at(
     )
     views["cost"] = cost_text(tally(e.message for e in path if isinstance(e, MessageEntry)))
     return views, error
+
+
+def at_shown_leaf(views: dict[str, Any], agent: Any) -> dict[str, Any]:
+    """Return the ``views`` at the leaf as the page shows them: when the leaf is a bookkeeping entry (a label
+    appended at it), at the entry the leaf badge is on instead (``at``, ``entry``, ``title``, ``depth``); its
+    views are the same (a label is never sent nor read). O(1), or O(labels at the leaf)."""
+    entry = views.get("entry") or {}
+    if entry.get("type") != "custom":
+        return views
+    at = leaf_shown(agent)
+    if not at or at == views.get("at"):
+        return views
+    e = agent.entry(at)
+    steps = len(agent.path(views["at"])) - len(agent.path(at)) if views.get("at") else 0
+    return {
+        **views,
+        "at": at,
+        "entry": elide_blobs(codec.encode(e)),
+        "title": entry_title(e),
+        "depth": views["depth"] - steps,
+    }
 
 
 def cost_text(t: Tally) -> str:
@@ -207,7 +230,7 @@ class Followed:
                 self._counted += e.message.role != "system"
                 if e.message.injected is None:
                     self.transcript.append(e)
-            else:
+            elif not bookkeeping(e):  # a label is a chip, never a transcript line (transcript_view's rule)
                 self.transcript.append(e)
         self.path.extend(chain)
         self.depth += len(chain)

@@ -43,7 +43,7 @@ def test_labels_and_cost_on_rows_and_details(browser):
         assert row(page, question).locator(".dnb-name").all_inner_texts() == ["start"]
         assert row(page, free).locator(".dnb-name, .dnb-cost").count() == 0  # no usage: nothing to count
         label_rows = page.locator(".dnb-row", has_text=f"label best → {paid}")
-        assert label_rows.count() == 1  # the label entry itself, in the log like any custom entry
+        assert label_rows.count() == 0  # the label entry is bookkeeping: a chip on its entry, never a row (#27.12)
         # the active branch (offline) and the whole session, summed in Python
         paid_text = f"1,234 in / 56 out tokens · {format_cost(price)}"
         unknown_part = f"cost unknown (1 of 2 replies unpriced; {format_cost(price)} for the rest)"

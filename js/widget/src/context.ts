@@ -78,8 +78,16 @@ export class Ctx {
     return this.synced.current();
   }
 
+  /**
+   * The leaf as a person sees it, where the leaf badge is: the agent's leaf, or above a bookkeeping entry
+   * (a label appended at the leaf is no line) the entry Python drew on the leaf's line (`tree.leaf_line`);
+   * while following the leaf, the entry the views are at (Python moved them there).
+   */
   leaf(): string {
-    return this.model.get("leaf_id") || "";
+    const v = this.views();
+    if (!this.selected() && v.following_leaf && v.at) return v.at;
+    const line = this.tree.leaf_line >= 0 ? this.cache.at.get(this.tree.leaf_line) : undefined;
+    return (line && line.row.id) || this.model.get("leaf_id") || "";
   }
 
   selected(): string {

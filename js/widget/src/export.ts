@@ -21,6 +21,7 @@ interface PageData {
   views: Record<string, EmbeddedViews>;
   entries: Record<string, Entry & { title?: string }>;
   notes: { missing: string; limit: string };
+  shown_leaf?: string; // the entry the leaf badge is on (the leaf stepped up over a label)
 }
 
 type Listener = (...args: unknown[]) => void;
@@ -38,18 +39,20 @@ function standIn(data: PageData): Model {
   });
   const ephemeral = new Set([...rows.values()].filter((r) => r.injected === "ephemeral").map((r) => r.id));
   let active: { leaf: string; at: Map<string, number> } = { leaf: "\u0000", at: new Map() };
+  let shown = data.shown_leaf ?? state.leaf_id; // where the leaf badge is (never a label: it is no line)
+  const leaf = () => shown;
 
   /** The active path of the page's leaf: id -> place from the root (cycle-safe). */
   function activePath(): Map<string, number> {
-    if (active.leaf === state.leaf_id) return active.at;
+    if (active.leaf === leaf()) return active.at;
     const ids: string[] = [];
-    let cur = rows.get(state.leaf_id);
+    let cur = rows.get(leaf());
     while (cur && !ids.includes(cur.id)) {
       ids.push(cur.id);
       cur = cur.parent_id ? rows.get(cur.parent_id) : undefined;
     }
     ids.reverse();
-    active = { leaf: state.leaf_id, at: new Map(ids.map((id, k) => [id, k])) };
+    active = { leaf: leaf(), at: new Map(ids.map((id, k) => [id, k])) };
     return active.at;
   }
   /** A line, marked for the page's leaf. */
@@ -81,7 +84,7 @@ function standIn(data: PageData): Model {
   }
 
   function update(): void {
-    const at = state.selected_id || state.leaf_id;
+    const at = state.selected_id || leaf();
     state.views = viewsAt(at, !state.selected_id, state.view_limit);
     const v = data.views[at];
     state.error = !at
@@ -106,7 +109,7 @@ function standIn(data: PageData): Model {
       return reply({ reply: "locate", id: msg.id, rev: state.tree.rev, index: i ?? -1, drawn: i === undefined ? "" : msg.id });
     }
     if (msg.action !== "branch" || ephemeral.has(msg.id) || !(msg.id in data.entries)) return;
-    state.leaf_id = String(msg.id);
+    state.leaf_id = shown = String(msg.id);
     state.selected_id = "";
     state.elided = data.views[msg.id] ? data.views[msg.id][5] : 0; // what a compaction on the new path elides (known where its views are)
     state.tree = { ...state.tree, rev: state.tree.rev + 1, changed_from: 0, leaf_line: index.get(state.leaf_id) ?? -1 }; // the active path moved

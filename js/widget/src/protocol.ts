@@ -48,6 +48,24 @@ export type FilterGroup = "custom" | "aside" | "tool_result";
 /** a grid cell against its baseline */
 export type GridMark = "regressed" | "improved" | "changed";
 
+/** A chip on a line: the latest verdict of a run's grader, or annotation of an author (`count` written). */
+export interface Chip {
+  kind: string;
+  key: string;
+  id: string;
+  count: number;
+  by?: string;
+  at?: string;
+  score?: number;
+  tags?: string[];
+  note?: string;
+  run?: string;
+  grader?: string;
+  passed?: boolean;
+  reason?: string;
+  error?: string;
+}
+
 /** One line of the laid-out tree. */
 export interface Line {
   row: Row;
@@ -56,6 +74,7 @@ export interface Line {
   kids: number;
   on: boolean;
   elided: boolean;
+  chips?: Chip[];
 }
 
 /** The `tree` trait: the layout's revision and sizes. */

@@ -1,6 +1,7 @@
 /** The details of the entry the views are at (Python's full entry), with its actions. Part of the tree panel. */
 import { injectionBadge, originLabel } from "../badges";
 import { drawBlocks } from "../blocks";
+import { chipLines } from "../chips";
 import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { duration, short } from "../format";
@@ -69,6 +70,8 @@ export function detailsPart(ctx: Ctx): { el: HTMLElement; draw: () => void } {
       kv(table, "reply", "none: its turn failed or was stopped; the next turn continues from before it (re-run its cell to retry)");
     }
     el.append(table);
+    const chips = chipLines(line?.chips);
+    if (chips) el.append(chips);
     if (e.type === "message") el.append(drawBlocks(msg.content, true));
     else if (e.type === "compaction") el.append(h("div", "dnb-text", e.summary));
     else if (e.data) el.append(h("pre", "dnb-pre", JSON.stringify(e.data, null, 2)));

@@ -11,7 +11,7 @@ import { asReply, type FilterGroup, type SearchReply, type View } from "../proto
 import type { Panel } from "./panel";
 
 const FILTERS: [FilterGroup, string, string][] = [
-  ["custom", "custom entries", "labels, notes and other custom entries"],
+  ["custom", "custom entries", "notes and other custom entries (labels, verdicts and annotations are chips on their entries)"],
   ["aside", "progress & hooks", "other tools' bookkeeping records: progress lines, hook output, snapshots"],
   ["tool_result", "tool results", "collapse tool results into the row of the call (and fold them in the model view)"],
 ];

@@ -4,6 +4,7 @@
  * the views are at. Rows are revealed through {action: "locate"} when their line is not here.
  */
 import { injectionBadge, resultBadge } from "../badges";
+import { chipEls } from "../chips";
 import type { Ctx } from "../context";
 import { h } from "../dom";
 import { costText, short } from "../format";
@@ -130,7 +131,7 @@ export function treePanel(ctx: Ctx): Panel {
     if (line.depth > MAX_INDENT) div.append(h("span", "dnb-badge", `depth ${line.depth}`));
     if (r.type === "start") div.classList.add("dnb-start");
     div.append(h("span", `dnb-label dnb-role-${r.role || r.type}`, r.what || r.type));
-    for (const name of ctx.namesOf(r.id)) div.append(h("span", "dnb-badge dnb-name", name));
+    div.append(...chipEls(ctx.namesOf(r.id), line.chips));
     const inj = injectionBadge(r);
     if (inj) div.append(inj);
     if (r.id === leaf) div.append(h("span", "dnb-badge dnb-leafmark", "leaf"));
