@@ -95,6 +95,7 @@ def test_find_reveals_a_match_on_a_branch_that_is_not_active(browser):
 def test_pick_two_leaves_compare_them_and_filter(browser):
     a, first, second = two_branches(HOSTILE)
     a.label("draft", first)
+    a.append(CustomEntry(kind="memo", data={"why": "a custom entry the filter hides"}), move=False)
     w = SessionWidget(a)
     h = Page(browser, w, width=1100, height=900)
     page = h.page
@@ -127,12 +128,12 @@ def test_pick_two_leaves_compare_them_and_filter(browser):
         assert HOSTILE in sides.nth(0).locator(".dnb-compare-reply").inner_text()  # text, not HTML
         assert page.evaluate("window.__pwned") is None
         shot(page, "compare")
-        # back to the tree; the label entry is a custom entry: the filter hides it
+        # back to the tree; a custom entry (a label is a chip, never a row): the filter hides it
         page.click('.dnb-tab[data-view="tree"]')
-        label_entry = a.entries()[-1]
-        row(page, label_entry.id).wait_for()
+        custom_entry = a.entries()[-1]
+        row(page, custom_entry.id).wait_for()
         page.check(".dnb-filter-custom input")
-        page.wait_for_function(f"!document.querySelector('.dnb-row[data-id=\"{label_entry.id}\"]')")
+        page.wait_for_function(f"!document.querySelector('.dnb-row[data-id=\"{custom_entry.id}\"]')")
         assert w.hidden == ["custom"] and row(page, second).is_visible()
         # clearing the comparison goes back to the tree and hides the tab
         page.click('.dnb-tab[data-view="compare"]')
