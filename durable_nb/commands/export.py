@@ -66,6 +66,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "(needs durable_nb[redact])",
     )
     p.add_argument(
+        "--run",
+        dest="eval_run",
+        default="",
+        metavar="NAME",
+        help="write the session's evaluation run NAME instead of the session (Inspect logs: a sample per "
+        "case x variant, the verdicts as scores)",
+    )
+    p.add_argument(
         "--to",
         choices=["otlp"],
         help="also send the session: otlp = its traces over OTLP/HTTP to --endpoint (after any file is written)",
@@ -127,7 +135,16 @@ def run(args: argparse.Namespace) -> int:
     n = len(agent.entries())
     if args.output:
         stores = [open_store(args.store)] if store_kind(args.store) == "jsonl" else []
-        out = export(agent, args.output, source, replace=args.force, stores=stores, format=args.format, redact=redactor)
+        out = export(
+            agent,
+            args.output,
+            source,
+            replace=args.force,
+            stores=stores,
+            format=args.format,
+            redact=redactor,
+            run=args.eval_run,
+        )
         print(f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}")
     if args.to == "otlp":
         from ..otlp.export import send_session

@@ -16,7 +16,7 @@ from ..durable import Agent
 from ..errors import CorruptLog, DurableError
 from ..session import DecodeError, Entry, MemoryStore, SessionFiles, Store, describe, safe_session_id
 from ..session.compact import collector_paused
-from . import claude_code, codex, llm_sqlite, pi, pi_go
+from . import claude_code, codex, inspect_eval, llm_sqlite, pi, pi_go
 from .common import Records, fill_times, lone_surrogate_error, lone_surrogate_line, mtime_iso
 from .pi_go import upgrade_legacy_meta
 
@@ -57,7 +57,7 @@ def in_memory(session_id: str, entries: list[Entry], leaf_id: str | None = None,
     return agent
 
 
-FORMATS = ("durable_nb", "pi", "claude_code", "codex", "llm")
+FORMATS = ("durable_nb", "pi", "claude_code", "codex", "llm", "inspect")
 _CLAUDE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
 
@@ -91,7 +91,9 @@ def open_session(path: str | Path, conversation: str | None = None) -> Imported:
     The format is detected from the first record: durable_nb / pi-go JSONL
     (``session_init``), pi coding-agent sessions (``session`` header, v1–v3),
     Claude Code transcripts and Codex CLI rollouts (see ``docs/importers.md``
-    for each mapping). An SQLite file is read as llm's log database (``llm
+    for each mapping); an Inspect AI eval log (``.eval``, or Inspect's
+    ``.json``) opens with each sample a branch (:mod:`.inspect_eval`, needs
+    the ``inspect`` extra). An SQLite file is read as llm's log database (``llm
     logs path``): ``conversation`` names the conversation (thread) id to open,
     as a tree with its forks; without it, a database holding one conversation
     opens it and one holding several raises
@@ -113,6 +115,8 @@ def open_session(path: str | Path, conversation: str | None = None) -> Imported:
             raise DurableError(f"no session log at {p}")
         if llm_sqlite.is_sqlite(p):
             return _open_llm(p, conversation)
+        if inspect_eval.is_inspect(p):
+            return _open_inspect(p, conversation)
         if conversation is not None:
             raise DurableError(f"{p}: a conversation id is only for llm's SQLite log; this file is JSONL")
         with p.open("rb") as f:
@@ -175,6 +179,13 @@ def _open_llm(p: Path, conversation: str | None) -> Imported:
     fill_times(loaded.entries, mtime_iso(p))
     agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id, adopt=True)
     return Imported(agent, "llm", p, loaded.warnings)
+
+
+def _open_inspect(p: Path, conversation: str | None) -> Imported:
+    if conversation is not None:
+        raise DurableError(f"{p}: a conversation id is only for llm's SQLite log; this file is an Inspect log")
+    loaded = inspect_eval.load(p)
+    return Imported(in_memory(loaded.session_id, loaded.entries, loaded.leaf_id), "inspect", p, loaded.warnings)
 
 
 def stored_copy(store: Store, session_id: str) -> Imported:

@@ -6,7 +6,9 @@ The usual places, under the home folder (``home``, by default ``~``):
 - Codex CLI: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` (``$CODEX_HOME/sessions``);
 - pi: ``~/.pi/agent/sessions/--<path>--/*.jsonl`` (``$PI_CODING_AGENT_DIR/sessions``);
 - llm: its log database, ``llm logs path`` (``$LLM_USER_PATH/logs.db``, else
-  ``io.datasette.llm/logs.db`` in the user's config folder).
+  ``io.datasette.llm/logs.db`` in the user's config folder);
+- Inspect AI: ``*.eval`` in its log folder, ``$INSPECT_LOG_DIR``, else ``logs``
+  in the current folder (listed only when it holds some: it is not a home folder's).
 
 Nothing is opened or parsed: only folders are listed and files stat'ed.
 Nothing here imports from Jupyter.
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 # (tool, how people call it)
-TOOLS = (("claude_code", "Claude Code"), ("codex", "Codex"), ("pi", "pi"), ("llm", "llm"))
+TOOLS = (("claude_code", "Claude Code"), ("codex", "Codex"), ("pi", "pi"), ("llm", "llm"), ("inspect", "Inspect AI"))
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ def places(home: Path | None = None, env: dict[str, str] | None = None) -> dict[
         "codex": codex / "sessions",
         "pi": pi / "sessions",
         "llm": _llm_dir(h, e) / "logs.db",
+        "inspect": Path(e.get("INSPECT_LOG_DIR") or "logs"),
     }
 
 
@@ -76,6 +79,7 @@ def known_logs(home: Path | None = None, env: dict[str, str] | None = None) -> d
     patterns = {
         "claude_code": ("*/*.jsonl", "*/*/subagents/*.jsonl"),
         "pi": ("*/*.jsonl", "*.jsonl"),
+        "inspect": ("*.eval",),
     }
     out: dict[str, list[FoundLog]] = {}
     for tool, _ in TOOLS:
@@ -141,7 +145,8 @@ def listing(found: dict[str, list[FoundLog]], home: Path | None = None, per_tool
     empty = []
     for tool, logs in found.items():
         if not logs:
-            empty.append(f"{names[tool]} ({tilde(where[tool], home)})")
+            if tool != "inspect":  # a folder of the current one, not a usual place to report as empty
+                empty.append(f"{names[tool]} ({tilde(where[tool], home)})")
             continue
         width = max(len(tilde(f.path, home)) for f in logs[:per_tool])
         lines.append(f"{names[tool]}:")

@@ -134,3 +134,4 @@ class Call:
     format: str | None = None
     redact: str | None = None  # export: "" for a bare --redact, "emails", or None (no redaction)
     baseline: str | None = None
+    run: str | None = None  # export: an evaluation run's name

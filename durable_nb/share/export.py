@@ -164,6 +164,9 @@ def export(
     """
     p = Path(path).expanduser()
     fmt = choose(p, format)
+    if run and not fmt.runs:
+        names = ", ".join(f.name for f in _REGISTRY.values() if f.runs)
+        raise DurableError(f"cannot export an evaluation run as {fmt.name}: only as {names} (an .eval file)")
     if not p.parent.is_dir():
         raise DurableError(f"cannot export to {p}: no folder {p.parent}")
     if p.is_dir():

@@ -43,8 +43,8 @@ Writer = Callable[[Job, Path], None]
 class Format:
     """One export format: its ``name`` (``--format``), the ``suffixes`` a file name chooses it by,
     its ``writer`` as ``"module:function"`` (``""``: not in this version), a few words of ``what`` it is,
-    and the optional ``extra`` (``pip install 'durable_nb[extra]'``) whose top-level modules ``needs``
-    names."""
+    the optional ``extra`` (``pip install 'durable_nb[extra]'``) whose top-level modules ``needs``
+    names, and whether it ``runs``: writes an evaluation run instead of the session."""
 
     name: str
     suffixes: tuple[str, ...]
@@ -52,6 +52,7 @@ class Format:
     what: str
     extra: str = ""
     needs: tuple[str, ...] = ()
+    runs: bool = False  # it can write an evaluation run (Job.run) instead of the session
 
 
 FORMATS: dict[str, Format] = {}
@@ -67,7 +68,15 @@ for _f in (
     Format("md", (".md",), "durable_nb.share.export:write_md", "a Markdown handout"),
     Format("jsonl", (".jsonl",), "durable_nb.share.export:write_jsonl", "this project's log"),
     Format("otlp", (".otlp.json",), "durable_nb.otlp.export:write", "OpenTelemetry traces as OTLP/JSON", "otlp"),
-    Format("inspect", (".eval",), "", "an Inspect AI eval log", "inspect", ("inspect_ai",)),
+    Format(
+        "inspect",
+        (".eval",),
+        "durable_nb.share.inspect_log:write_inspect",
+        "an Inspect AI eval log",
+        "inspect",
+        ("inspect_ai",),
+        runs=True,
+    ),
     Format("pi", (".pi.jsonl",), "durable_nb.share.pi_format:write_pi", "pi's session format"),
     Format("atif", (".atif.json",), "durable_nb.share.atif:write_atif", "ATIF trajectories"),
 ):

@@ -41,11 +41,12 @@ def show(ctx: Context, call: Call):
 
 
 @verb(
-    "export <path> [--force] [--format F] [--redact [emails]]",
+    "export <path> [--force] [--format F] [--redact [emails]] [--run NAME]",
     "write the session to .html (one offline page), .md (a handout), .jsonl (its log) or another tool's\n"
     "format by the file's suffix: .pi.jsonl, .atif.json, .eval (Inspect), .otlp.json;\n"
     "an existing file is replaced only with --force, a session's log never;\n"
-    "--redact: secrets, secret env values and the home folder replaced in every string (emails: e-mails too)",
+    "--redact: secrets, secret env values and the home folder replaced in every string (emails: e-mails too);\n"
+    "--run NAME: the session's evaluation run NAME as an Inspect eval (.eval), its verdicts as scores",
     options=(
         Option("--force", "export: replace an existing file (never a session's log)"),
         Option("--format", "export: the format whatever the suffix (html, md, jsonl, pi, ...)", spec={"metavar": "F"}),
@@ -55,6 +56,7 @@ def show(ctx: Context, call: Call):
             "folder in every string; --redact emails: e-mail addresses too",
             spec={"metavar": "emails", "nargs": "?", "const": ""},
         ),
+        Option("--run", "export: an evaluation run of the session, as an Inspect eval", spec={"metavar": "NAME"}),
     ),
 )
 def export(ctx: Context, call: Call) -> None:
@@ -66,7 +68,14 @@ def export(ctx: Context, call: Call) -> None:
     redactor = redactor_for(call.redact)  # a bad value or no detect-secrets: one line, nothing written
     source = str(st.inspected.source) if st.inspected is not None else describe(st.store, a.session_id)
     out = export_session(
-        a, call.args[0], source, replace=call.force, stores=[st.store], format=call.format, redact=redactor
+        a,
+        call.args[0],
+        source,
+        replace=call.force,
+        stores=[st.store],
+        format=call.format,
+        redact=redactor,
+        run=call.run or "",
     )
     print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
     if redactor is not None:

@@ -1,0 +1,192 @@
+"""Inspect AI eval logs: a session as one sample per leaf branch, an evaluation run as samples with the
+verdicts as scores, read by inspect_ai's own read_eval_log; and back: each sample a branch of one
+read-only session. A log of a newer format is one line; inspect_ai is never imported by durable_nb itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from interop_sessions import eval_agent, every_kind_agent
+from widget_sessions import EVIL, hostile_agent
+
+from durable_nb import durable
+from durable_nb.errors import DurableError
+from durable_nb.importers import open_session
+from durable_nb.kinds.verdict import VerdictEntry
+from durable_nb.session import CustomEntry, MemoryStore, MessageEntry
+from durable_nb.share import export
+from durable_nb.share.branches import leaves
+
+log_api = pytest.importorskip("inspect_ai.log")
+
+
+def paired(messages) -> None:
+    """Every tool message answers a call of the assistant message before it."""
+    calls: set[str] = set()
+    for m in messages:
+        if m.role == "assistant":
+            calls = {c.id for c in m.tool_calls or []}
+        elif m.role == "tool":
+            assert m.tool_call_id in calls, m
+
+
+def test_a_session_is_one_sample_per_leaf_branch(tmp_path):
+    a = every_kind_agent()
+    log = log_api.read_eval_log(str(export(a, tmp_path / "s.eval")))
+    assert log.status == "success" and log.eval.task == "durable_nb/tools" and log.eval.model == "claude-test"
+    assert [s.metadata["leaf_id"] for s in log.samples] == leaves(a.entries(), a.leaf_id)
+    assert [s.id for s in log.samples] == [1, 2]
+    main, other = log.samples
+    assert [m.role for m in main.messages] == ["user", "assistant", "tool", "tool", "assistant", "user", "assistant"]
+    paired(main.messages)
+    calls = main.messages[1]
+    assert [c.function for c in calls.tool_calls] == ["lookup", "lookup"] and calls.model == "claude-test"
+    assert [c.type for c in calls.content][:2] == ["reasoning", "reasoning"] and calls.content[1].redacted
+    assert main.messages[3].error is not None and main.messages[2].error is None
+    assert main.model_usage["claude-test"].input_tokens == 120 and main.model_usage["claude-test"].output_tokens == 45
+    assert main.input == "Define durable and session." and main.output.completion == a.messages()[-1].text()
+    assert main.messages[0].metadata == {"entry_id": a.ids["q"]}
+    # the other branch's model view: system prompt first, the compaction's summary, meta input marked
+    assert other.messages[0].role == "system" and other.messages[0].text == "You are terse."
+    assert other.messages[1].text.startswith("The conversation before this point was compacted")
+    assert log.stats.model_usage["claude-test"].input_tokens == 240  # both branches share the tool run
+
+
+def test_inspect_json_by_format_and_the_meta_input_it_keeps(tmp_path):
+    a = every_kind_agent()
+    a.branch(a.ids["compaction"])  # a leaf whose view keeps the meta input
+    a.run("After the summary?").wait()
+    out = export(a, tmp_path / "s.json", format="inspect")
+    assert json.loads(out.read_text())["version"] == 2
+    log = log_api.read_eval_log(str(out))
+    first = log.samples[0]
+    assert first.metadata["leaf_id"] == a.leaf_id and [m.role for m in first.messages][-2:] == ["user", "assistant"]
+
+
+def test_an_evaluation_run_is_one_sample_per_pair_with_the_verdicts_as_scores(tmp_path, capsys, monkeypatch):
+    a = eval_agent()
+    log = log_api.read_eval_log(str(export(a, tmp_path / "r.eval", run="capitals")))
+    assert [(s.id, s.metadata["case_index"], s.metadata["variant"]) for s in log.samples] == [
+        (1, 0, "plain"), (2, 0, "warm"), (3, 1, "plain"), (4, 1, "warm")]  # fmt: skip
+    grader = "contains('{answer}')"
+    assert [s.scores[grader].value for s in log.samples] == ["C", "C", "I", "I"]
+    assert log.samples[0].scores[grader].answer == "Paris" and log.samples[2].scores[grader].explanation
+    (score,) = log.results.scores
+    assert score.name == grader and score.metrics["accuracy"].value == 0.5
+    s = log.samples[0]
+    assert s.metadata["case"] == {"country": "France", "answer": "Paris"} and s.metadata["variant"] == "plain"
+    assert s.messages[-1].role == "assistant" and s.messages[-1].text == "Paris"
+    assert "Capital of France" in s.input
+    with pytest.raises(DurableError, match=r"no evaluation run 'nope' \(runs there: capitals\)"):
+        export(a, tmp_path / "x.eval", run="nope")
+    with pytest.raises(DurableError, match="cannot export an evaluation run as pi: only as inspect"):
+        export(a, tmp_path / "x.pi.jsonl", run="capitals")
+    assert not (tmp_path / "x.eval").exists()
+
+
+def test_the_cli_writes_a_run(tmp_path, monkeypatch, capsys):
+    from durable_nb.__main__ import main
+    from durable_nb.session import JsonlStore
+
+    a = eval_agent()
+    store = JsonlStore(tmp_path / ".durable")
+    store.create_session("evals")
+    store.append_entries("evals", [e for e in a.entries()])
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "evals", "-o", "run.eval", "--run", "capitals"]) == 0
+    assert len(log_api.read_eval_log(str(tmp_path / "run.eval")).samples) == 4
+    assert main(["export", "evals", "-o", "run.html", "--run", "capitals"]) == 1
+    assert "only as inspect" in capsys.readouterr().err
+
+
+def test_each_sample_reopens_as_a_branch_of_one_read_only_session(tmp_path, capsys):
+    a = eval_agent()
+    out = export(a, tmp_path / "r.eval", run="capitals")
+    back = open_session(out)
+    assert back.format == "inspect" and back.warnings == []
+    b = back.agent
+    entries = b.entries()
+    root = entries[0]
+    assert root.kind == "inspect.eval" and root.data["metrics"] == {"contains('{answer}')/accuracy": 0.5}
+    samples = [e for e in entries if isinstance(e, CustomEntry) and e.kind == "inspect.sample"]
+    assert [s.data["id"] for s in samples] == [1, 2, 3, 4]
+    assert {s.parent_id for s in samples} == {"eval"}
+    assert len(leaves(entries, b.leaf_id)) == 4  # one branch per sample; verdicts hang off, never a branch
+    verdicts = [e for e in entries if isinstance(e, VerdictEntry)]
+    assert [(v.passed, b.entry(v.target_id).message.text()) for v in verdicts] == [
+        (True, "Paris"), (True, "Paris"), (False, "I do not know"), (False, "I do not know")]  # fmt: skip
+    assert b.messages()[-1].text() == "I do not know"
+    # the notebook: %durable open x.eval, read-only
+    from durable_nb.notebook.args import parse
+    from durable_nb.notebook.state import NotebookSession
+    from durable_nb.notebook.verbs import VERBS
+
+    m = SimpleNamespace(state=NotebookSession(tmp_path / "store", "nb"))
+    call = parse(f"open {out}", False)
+    VERBS[call.verb].run(m, call)
+    said = capsys.readouterr().out
+    assert said.startswith(f"opened {out} read-only (inspect, ") and "entries" in said
+
+
+def test_our_meta_input_comes_back_as_meta(tmp_path):
+    a = durable.Agent(model=lambda m: "ok", store=MemoryStore(), session_id="m")
+    a.run(durable.meta("Context: Paris.", origin="skill:ctx"), durable.meta("Unattributed."), "Where?").wait()
+    back = open_session(export(a, tmp_path / "s.eval")).agent
+    metas = [e.message for e in back.entries() if isinstance(e, MessageEntry) and e.message.injected is not None]
+    assert [(str(m.injected), m.origin, m.text()) for m in metas] == [
+        ("meta", "skill:ctx", "Context: Paris."), ("meta", None, "Unattributed.")]  # fmt: skip
+    assert [m.text() for m in back.messages()] == [m.text() for m in a.messages()]
+
+
+def _rewrite_version(src: Path, dst: Path, version: int) -> None:
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename in ("header.json", "_journal/start.json"):
+                d = json.loads(data)
+                d["version"] = version
+                data = json.dumps(d).encode()
+            zout.writestr(item, data)
+
+
+def test_a_log_of_a_newer_format_is_one_line(tmp_path):
+    a = eval_agent()
+    src = export(a, tmp_path / "r.eval", run="capitals")
+    _rewrite_version(src, tmp_path / "newer.eval", 99)
+    with pytest.raises(DurableError, match=r"newer format \(version 99\) than inspect_ai .* reads \(version 2\)"):
+        open_session(tmp_path / "newer.eval")
+    j = export(a, tmp_path / "r.json", run="capitals", format="inspect")
+    (tmp_path / "newer.json").write_text(j.read_text().replace('"version": 2,', '"version": 7,', 1))
+    with pytest.raises(DurableError, match=r"newer format \(version 7\)"):
+        open_session(tmp_path / "newer.json")
+    (tmp_path / "broken.eval").write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(DurableError, match="not an Inspect log inspect_ai"):
+        open_session(tmp_path / "broken.eval")
+
+
+def test_hostile_text_stays_text(tmp_path):
+    out = export(hostile_agent(), tmp_path / "h.json", format="inspect")
+    json.loads(out.read_text())
+    log = log_api.read_eval_log(str(out))
+    texts = [m.text for s in log.samples for m in s.messages]
+    assert sum(EVIL in t for t in texts) > 3
+    back = open_session(out).agent
+    assert any(EVIL in e.message.text() for e in back.entries() if isinstance(e, MessageEntry))
+
+
+def test_durable_nb_and_its_magics_never_import_inspect_ai():
+    code = (
+        "import sys; import durable_nb, durable_nb.share, durable_nb.importers, durable_nb.share.formats\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().run_line_magic('load_ext', 'durable_nb')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('inspect_ai', 'atif'))\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
