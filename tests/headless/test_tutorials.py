@@ -55,6 +55,7 @@ def test_every_tutorial_is_tested():
         "02_prompt_design.ipynb",
         "03_inspecting_sessions.ipynb",
         "04_agents_and_tools.ipynb",
+        "05_evaluation.ipynb",
     ]
 
 
@@ -215,3 +216,31 @@ def test_04_agents_and_tools(tmp_path):
     assert len(siblings) == 2 and all("parent=(root)" in s for s in siblings)
     assert "on the active path: False" in siblings[0] and "on the active path: True" in siblings[1]
     assert [e["message"]["role"] for e in stored(store) if not e.get("parent_id")] == ["system", "system"]
+
+
+def test_05_evaluation(tmp_path):
+    cells, store = run_copy("05_evaluation.ipynb", tmp_path)
+    # the first run: one row per case, a column per variant; the chatty one fails the one-word and judge graders
+    v1 = text_of(cells["run-v1"])
+    assert "case  terse  chatty" in v1 and "capitals-v1: 4/8 passed (50%)" in v1
+    # the grid in the widget: its static fallback holds every pair (saved notebooks, the docs site)
+    grid = cells["grid-v1"].outputs[0].data
+    assert "application/vnd.jupyter.widget-view+json" in grid and "Evaluation grid: capitals-v1" in grid["text/html"]
+    assert "FAIL contains(&#x27;{answer}&#x27;)" in grid["text/html"] and "<script" not in grid["text/html"]
+    # the second prompt against the first: improvements marked, nothing regressed
+    assert "capitals-v2 against capitals-v1: 0 regressed, 3 improved, 4 changed reply" in text_of(cells["compare"])
+    marked = cells["grid-v2"].outputs[0].data["text/html"]
+    assert marked.count("[improved]") == 3 and "[regressed]" not in marked
+    # killed at the fourth call: three replies stored; the re-run makes exactly the five missing ones
+    killed = text_of(cells["killed"])
+    assert "exit code: 137" in killed and "nightly  4 cases × 2 variants  3/8 replied" in killed
+    assert "replies made: 8 for 8 pairs (3 before the kill, 5 after)" in text_of(cells["resumed"])
+    # verdicts reload from the store; the judge's reasons are there
+    python = text_of(cells["python"])
+    assert "<EvalRun 'nightly': 4/8 passed, finished>" in python and "no_chatter: Small talk." in python
+    assert any("durable-eval-grid" in o.data.get("text/html", "") for o in cells["python"].outputs if "data" in o)
+    # the CI line: exit 1 without a baseline (a pair fails), 0 against nightly (nothing regressed); JUnit per pair
+    ci = text_of(cells["ci"])
+    assert "no baseline: exit code 1" in ci and "against nightly: exit code 0" in ci and ci.rstrip().endswith("8")
+    kinds = [e.get("kind") for e in stored(store) if e.get("type") == "custom"]
+    assert kinds.count("verdict") == 5 * 8 * 3  # five runs of eight pairs, three graders each

@@ -59,6 +59,8 @@ def grid_widget(ctx: Context, name: str, baseline: str | None) -> Any:
     from ...widget import SessionWidget
 
     a = ctx.state.agent
+    if ctx.state.inspected is None:  # a run another process wrote (python -m durable_nb eval) joins the tree
+        a.refresh()
     run = evals.load(a.store, a.session_id, name)
     base = evals.load(a.store, a.session_id, baseline) if baseline is not None else None
     return SessionWidget(a, view="grid", evaluation=grid.state(run, base))
