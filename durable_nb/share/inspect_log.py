@@ -54,7 +54,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 from .. import __version__, ai, cost
 from ..errors import DurableError
 from ..evals.results import results_of
-from ..evals.stored import find_runs, read_run
+from ..evals.stored import find_runs, is_record, read_run
 from ..session import Entry, MessageEntry, is_ephemeral, model_view
 from ..session.tree import index, path
 from .branches import branches
@@ -86,7 +86,7 @@ def session_log(agent: Any, source: str = "") -> EvalLog:
 
 def _sample(leaf: str, entries: list[Entry], k: int) -> EvalSample:
     messages = chat_messages(entries)
-    first = next((m for m in messages if m.role == "user" and not (m.metadata or {}).get("injected")), None)
+    first = next((m for m in messages if m.role == "user" and not _context(m)), None)
     return EvalSample(
         id=k,  # a number: Inspect orders string ids as strings, numbers as numbers
         epoch=1,
@@ -97,6 +97,12 @@ def _sample(leaf: str, entries: list[Entry], k: int) -> EvalSample:
         model_usage=usage([e.message for e in entries if isinstance(e, MessageEntry)]),
         metadata={"leaf_id": leaf, "branch": k},
     )
+
+
+def _context(m: ChatMessage) -> bool:
+    """True for input the session injected (meta input, a compaction's summary), not a person's question."""
+    meta = m.metadata or {}
+    return bool(meta.get("injected")) or str(meta.get("origin", "")).startswith("compaction:")
 
 
 def run_log(agent: Any, name: str) -> EvalLog:
@@ -119,7 +125,7 @@ def run_log(agent: Any, name: str) -> EvalLog:
         samples.append(EvalSample(
             id=k, epoch=1, input=asked or str(r.case), target="",
             messages=messages, output=_output(branch), scores=scores or None,
-            model_usage=usage([e.message for e in branch if isinstance(e, MessageEntry)]),
+            model_usage=usage([e.message for e in _own(branch) if isinstance(e, MessageEntry)]),
             metadata={"case": r.case, "case_index": r.case_index, "variant": r.variant, "reply_id": r.entry_id},
             error=None if r.error is None else _error(r.error),
         ))  # fmt: skip
@@ -132,6 +138,12 @@ def run_log(agent: Any, name: str) -> EvalLog:
     spec = _spec(name, f"durable_nb/{name}", stored.start.created_at, samples,
                  {"session_id": agent.session_id, "run": name, "variants": run.variants})  # fmt: skip
     return _log(spec, samples, metrics)
+
+
+def _own(branch: list[Entry]) -> list[Entry]:
+    """The pair's own entries: those after its pair record (the history before it is every pair's)."""
+    starts = [k for k, e in enumerate(branch) if is_record(e, "pair")]
+    return branch[starts[-1] + 1 :] if starts else branch
 
 
 def _error(text: str) -> Any:

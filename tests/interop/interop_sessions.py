@@ -44,7 +44,8 @@ def eval_agent() -> durable.Agent:
     graded by ``contains`` (the offline model echoes, so the France case passes on its own answer)."""
 
     def model(messages):
-        return "Paris" if "France" in messages[-1].text() else "I do not know"
+        said = "Paris" if "France" in messages[-1].text() else "I do not know"
+        return ai.assistant_message(said, model="capitals-1", usage={"input_tokens": 12, "output_tokens": 3})
 
     a = durable.Agent(model=model, store=MemoryStore(), session_id="evals")
     a.run("hello").wait()

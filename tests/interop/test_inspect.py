@@ -83,6 +83,7 @@ def test_an_evaluation_run_is_one_sample_per_pair_with_the_verdicts_as_scores(tm
     assert s.metadata["case"] == {"country": "France", "answer": "Paris"} and s.metadata["variant"] == "plain"
     assert s.messages[-1].role == "assistant" and s.messages[-1].text == "Paris"
     assert "Capital of France" in s.input
+    assert s.model_usage["capitals-1"].total_tokens == 15  # the pair's own call, not the history's
     with pytest.raises(DurableError, match=r"no evaluation run 'nope' \(runs there: capitals\)"):
         export(a, tmp_path / "x.eval", run="nope")
     with pytest.raises(DurableError, match="cannot export an evaluation run as pi: only as inspect"):
