@@ -191,3 +191,29 @@ def test_durable_nb_and_its_magics_never_import_inspect_ai():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_session_with_no_replies_is_still_a_log(tmp_path):
+    a = durable.Agent(store=MemoryStore(), session_id="quiet")
+    a.append("only a question")
+    for name in ("q.eval", "q.atif.json", "q.pi.jsonl"):
+        export(a, tmp_path / name)
+    log = log_api.read_eval_log(str(tmp_path / "q.eval"))
+    (s,) = log.samples
+    assert s.input == "only a question" and s.output.completion == "" and s.model_usage == {}
+    assert log.eval.model == "none/none"
+    assert open_session(tmp_path / "q.eval").agent.messages()[-1].text() == "only a question"
+
+
+def test_open_lists_the_eval_files_in_inspects_log_folder(tmp_path, monkeypatch, capsys):
+    from durable_nb.importers import found
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    assert "Inspect" not in "\n".join(found.listing(found.known_logs()))  # no logs folder: not named at all
+    (tmp_path / "logs").mkdir()
+    export(eval_agent(), tmp_path / "logs" / "capitals.eval", run="capitals")
+    lines = found.listing(found.known_logs())
+    assert "Inspect AI:" in lines and any(line.strip().startswith("logs/capitals.eval") for line in lines)
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "elsewhere"))
+    assert "Inspect AI:" not in found.listing(found.known_logs())
