@@ -206,10 +206,31 @@ def result_blocks(result: Any) -> list[ai.Block]:
     return blocks or [ai.Text("")]
 
 
+def provenance_line(record: object) -> str:
+    """Return an MCP call's recorded provenance (a call's or a result's ``extra["mcp"]``) as one line, e.g.
+    ``clock (mcp-time 1.2.0) · python -m mcp_server_time · 12 ms · approval: always``: the ``name=`` label
+    and the server's own name and version, its masked command or URL, the round trip, the approval; what
+    is not recorded is left out (``""`` for a record that is not a dict). O(1)."""
+    if not isinstance(record, dict):
+        return ""
+    server, version = str(record.get("server") or ""), str(record.get("version") or "")
+    name = str(record.get("name") or server or "MCP server")
+    own = " ".join(x for x in (server, version) if x)
+    who = f"{name} ({own})" if server and name != server else " ".join(x for x in (name, version) if x)
+    ms = record.get("duration_ms")
+    parts = [
+        who,
+        str(record.get("command") or record.get("url") or ""),
+        f"{ms:.0f} ms" if isinstance(ms, (int, float)) else "",
+        f"approval: {record['approval']}" if record.get("approval") else "",
+    ]
+    return " · ".join(p for p in parts if p)
+
+
 def _check_approve(approve: Approve) -> None:
     if approve is None or callable(approve) or approve in ("always", "ask"):
         return
     raise McpError(f"approve must be 'always', 'ask' or a callable (call) -> bool, not {approve!r}")
 
 
-__all__ = ["REFUSED", "McpError", "McpTool", "McpTools", "mcp_tools", "result_blocks"]
+__all__ = ["REFUSED", "McpError", "McpTool", "McpTools", "mcp_tools", "provenance_line", "result_blocks"]

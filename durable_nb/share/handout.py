@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from .. import ai
+from ..durable.mcp import provenance_line
 from ..session import (
     CompactionEntry,
     CustomEntry,
@@ -116,6 +117,9 @@ def _message(e: MessageEntry) -> str:
     if m.model:
         head += f" · {md_text(m.model)}"
     parts = [f"{head} · {_code(e.id[:8])}"]
+    mcp = provenance_line((m.extra or {}).get("mcp") if isinstance(m.extra, dict) else None)
+    if mcp:
+        parts.append(f"*MCP server: {md_text(mcp)}*")
     for b in m.content:
         if isinstance(b, ai.Text):
             parts.append(md_block(b.text))

@@ -26,6 +26,7 @@ import json
 from typing import Any
 
 from .. import ai
+from ..durable.mcp import provenance_line
 from ..evals import grid
 from ..session.kinds import bookkeeping_kinds
 from ..session.labels import by_target
@@ -227,10 +228,17 @@ def model_html(views: dict[str, Any]) -> str:
             head.append(_badge(m["origin"]))
         if m.get("tool_call_id"):
             head.append(_badge(f"result for {m['tool_call_id']}" + (" · error" if m.get("is_error") else "")))
+        head += [_badge(f"MCP {line}") for line in _servers(m) if line]
         if m.get("entry_id"):
             head.append(f'<code style="{_MONO}">{_e(_short(m["entry_id"]))}</code>')
         out.append(_card(" ".join(h for h in head if h), blocks_html(m.get("content") or [], True)))
     return "".join(out)
+
+
+def _servers(m: dict[str, Any]) -> list[str]:
+    """The MCP provenance lines of a message (its own record, a result's; its calls', an assistant's), once each."""
+    records = [m.get("mcp"), *(b.get("mcp") for b in m.get("content") or [] if b.get("type") == "tool_call")]
+    return list(dict.fromkeys(provenance_line(r) for r in records if r))
 
 
 def transcript_html(views: dict[str, Any]) -> str:

@@ -148,6 +148,8 @@ class ViewMessage(TypedDict):
     provider: NotRequired[str]
     error: NotRequired[str]
     timestamp: NotRequired[str]
+    mcp: NotRequired[dict[str, Any]]  # a tool result's MCP provenance (durable.mcp_tools; extra fields of the log)
+    reused: NotRequired[str]  # a result answered from stored results (tools reused): the entry it copies
 
 
 class ViewEntry(TypedDict):

@@ -97,6 +97,7 @@ export interface Block {
   redacted?: boolean;
   mime_type?: string;
   bytes?: number;
+  mcp?: Record<string, unknown>; // a tool call's MCP server (durable.mcp_tools)
 }
 
 export interface Timing {
@@ -124,6 +125,8 @@ export interface Message {
   provider?: string;
   error?: string;
   timestamp?: string;
+  mcp?: Record<string, unknown>; // a tool result's MCP provenance (server, version, command or url, duration_ms, approval)
+  reused?: string; // a result answered from stored results: the entry it copies ("" none)
 }
 
 /** A model-view item: a message, with the entry it came from ("" when the view synthesized it). */

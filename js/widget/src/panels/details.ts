@@ -5,6 +5,7 @@ import { chipLines } from "../chips";
 import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { duration, short } from "../format";
+import { mcpLines, reusedLine } from "../mcp";
 import type { Message } from "../protocol";
 
 /** A key/value line of a details table (nothing for an empty value). */
@@ -49,6 +50,8 @@ export function detailsPart(ctx: Ctx): { el: HTMLElement; draw: () => void } {
     kv(table, "origin", msg.origin && originLabel(msg.origin) !== msg.origin ? `${originLabel(msg.origin)} (${msg.origin})` : msg.origin);
     kv(table, "tool call id", msg.tool_call_id);
     kv(table, "tool", msg.tool_name);
+    for (const line of mcpLines(msg)) kv(table, "MCP server", line);
+    kv(table, "reused", reusedLine(msg));
     if (msg.role === "tool_result") kv(table, "error", msg.is_error ? "yes (the model was told the call failed)" : "no");
     kv(table, "model", msg.model);
     if (msg.usage) kv(table, "usage", JSON.stringify(msg.usage));
