@@ -132,6 +132,7 @@ class Call:
     name: str | None = None
     approve: str | None = None
     format: str | None = None
+    logs: bool = False
     redact: str | None = None  # export: "" for a bare --redact, "emails", or None (no redaction)
     baseline: str | None = None
     run: str | None = None  # export: an evaluation run's name

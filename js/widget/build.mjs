@@ -9,7 +9,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "..", "..", "durable_nb", "static");
 await mkdir(out, { recursive: true });
 await build({
-  entryPoints: { widget: join(here, "src", "index.ts"), export: join(here, "src", "export.ts") },
+  // the session browser (%durable sessions) is a bundle of its own: the session widget's stays as small
+  entryPoints: {
+    widget: join(here, "src", "index.ts"),
+    export: join(here, "src", "export.ts"),
+    browser: join(here, "src", "browser", "index.ts"),
+  },
   outdir: out,
   bundle: true,
   format: "esm",
@@ -20,10 +25,13 @@ await build({
   banner: { js: "// generated from js/widget/src by esbuild (./dev build): edit the TypeScript, not this file" },
 });
 await copyFile(join(here, "src", "widget.css"), join(out, "widget.css"));
+await copyFile(join(here, "src", "browser", "browser.css"), join(out, "browser.css"));
 
 // anywidget loads the module's default export; esbuild writes it as `export { x as default }`: say it plainly.
-const widget = join(out, "widget.js");
-const text = await readFile(widget, "utf8");
-const plain = text.replace(/\nexport \{\n  (\w+) as default\n\};\n$/, "\nexport default $1;\n");
-if (plain === text) throw new Error("build.mjs: widget.js has no single default export to write plainly");
-await writeFile(widget, plain);
+for (const name of ["widget.js", "browser.js"]) {
+  const file = join(out, name);
+  const text = await readFile(file, "utf8");
+  const plain = text.replace(/\nexport \{\n  (\w+) as default\n\};\n$/, "\nexport default $1;\n");
+  if (plain === text) throw new Error(`build.mjs: ${name} has no single default export to write plainly`);
+  await writeFile(file, plain);
+}

@@ -27,6 +27,12 @@ class Result:
     error: dict | None = None  # the iopub "error" content, if any
     reply: dict = field(default_factory=dict)
 
+    @property
+    def shown(self) -> str:
+        """What a reader sees as text: stdout, then each display's ``text/plain`` (a widget's too,
+        as a frontend without widgets shows it: ``%durable sessions``)."""
+        return self.stdout + "".join(d.get("data", {}).get("text/plain", "") for d in self.displays)
+
     def html(self) -> str:
         """The last displayed text/html (the reply after its final render)."""
         for d in reversed(self.displays):

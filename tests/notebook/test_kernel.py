@@ -358,7 +358,7 @@ def test_sessions_open_fork_compact_config(nb, tmp_path):
     nb.cell("one", [], new_cell_id())
     nb.cell("two", [], new_cell_id())
     r = nb.k.ok("%durable sessions")
-    assert re.search(rf"\* {sid}\s+4 entries  last 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d\n", r.stdout), r.stdout
+    assert re.search(rf"\* {sid}\s+4 entries  last 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d\n", r.shown), r.shown
     r = nb.k.ok("%durable log")
     assert r.stdout.startswith(f"4 entries of {sid} in append order") and "\n> " in r.stdout
     r = nb.k.ok(f"%durable open {sid}")

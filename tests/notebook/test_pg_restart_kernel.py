@@ -59,7 +59,7 @@ def test_turns_after_a_server_restart_work_and_the_pools_warnings_stay_out_of_ce
         for i in range(6):  # more turns than pooled connections: every one works
             r = k.run(f"%%durable\nturn {i} after the restart", timeout=60)
             assert r.status == "ok" and "Error" not in r.stderr, (i, r.stderr, r.error)
-        assert "12 entries" in k.ok("%durable sessions").stdout
+        assert "12 entries" in k.ok("%durable sessions").shown
     finally:
         k.shutdown()
 
@@ -77,7 +77,7 @@ def test_database_url_from_the_kernels_environment_is_the_store_and_never_shown(
         outputs = [k.ok("%durable store $DATABASE_URL"), k.run("%%durable\na turn in the team's database")]
         outputs += [k.ok(line) for line in ("%durable status", "%durable sessions", "%config DurableMagics")]
         assert outputs[0].stdout.startswith("store: PostgreSQL postgresql://durable:***@"), outputs[0].stdout
-        assert outputs[1].status == "ok" and "1 session(s)" in outputs[3].stdout
+        assert outputs[1].status == "ok" and "1 session(s)" in outputs[3].shown
         for r in outputs:
             assert pg_server.password not in r.stdout + r.stderr + str(r.displays)
         r = k.run("%durable store ${NOT_SET_IN_THIS_KERNEL}")

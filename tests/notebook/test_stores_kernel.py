@@ -39,8 +39,8 @@ def test_every_store_works_the_same_in_a_notebook(nb, spec, pg_server):
         k.ok("%durable new beta")
         assert nb.cell("a zebra on a branch").status == "ok"
         r = k.ok("%durable sessions")
-        assert "2 session(s)" in r.stdout and "alpha" in r.stdout and "beta" in r.stdout
-        assert "2 entries" in r.stdout  # each: the user message and the offline reply
+        assert "2 session(s)" in r.shown and "alpha" in r.shown and "beta" in r.shown
+        assert "2 entries" in r.shown  # each: the user message and the offline reply
 
         r = k.ok("%durable search zebra")
         lines = r.stdout.splitlines()
@@ -162,7 +162,7 @@ def test_status_lines_name_a_store_in_the_notebooks_folder_relatively(tmp_path):
         k.ok("%load_ext durable_nb")
         k.ok("%durable new rel")
         k.ok("%%durable\nhello")
-        outs = [k.ok(f"%durable {verb}").stdout for verb in ("status", "sessions", "store", "new rel2", "search hello")]
+        outs = [k.ok(f"%durable {verb}").shown for verb in ("status", "sessions", "store", "new rel2", "search hello")]
         said = "\n".join(outs)
         assert outs[0].startswith(f"session  rel  ({Path('.durable', 'rel.jsonl')})"), outs[0]
         assert "2 entries with 'hello' in .durable:" in said and "session(s) in .durable:" in said

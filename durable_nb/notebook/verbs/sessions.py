@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ...cost import format_tally
 from ...errors import DurableError
@@ -42,22 +43,60 @@ def status(ctx: Context, call: Call) -> None:
     print("\n".join(lines))
 
 
-@verb("sessions", "saved sessions with entry counts and last activity")
-def sessions(ctx: Context, call: Call) -> None:
+@verb(
+    "sessions [--logs]",
+    "a table of the saved sessions: entries, turns, branches, models, tokens, cost, last activity, size\n"
+    "(sortable; a row opens it read-only, as %durable open; --logs: and other tools' logs on this machine)",
+    options=(
+        Option("--logs", "sessions: the logs of other tools found on this machine too (Claude Code, Codex, pi, llm)"),
+    ),
+)
+def sessions(ctx: Context, call: Call):
+    from ...digests import listing, log_digests, store_digests
+
     st = ctx.state
-    rows = st.sessions()
-    if not rows:
-        print(f"no saved sessions in {store_place(st.store)}")
-        return
-    width = max(len(r.id) for r in rows)
-    print(f"{len(rows)} session(s) in {store_place(st.store)}:")
-    for sid, n, last, problem in rows:
-        if n is None:
-            print(f"! {sid:<{width}}  unreadable: {problem}")
-            continue
-        mark = "*" if sid == st.own.session_id else " "
-        when = last[:19].replace("T", " ") if last else "-"
-        print(f"{mark} {sid:<{width}}  {n:>5} {'entry' if n == 1 else 'entries'}  last {when}")
+    rows = store_digests(st.store)  # an unreadable store: one line, no table
+    if call.logs:
+        from ...importers.found import known_logs
+
+        rows += log_digests(known_logs())
+    where, current = store_place(st.store), st.own.session_id
+    browser = _browser() if ctx.in_kernel else None
+    if browser is None:  # a terminal draws no widget (nor an install without one): the listing as text
+        print(listing(rows, where, current), end="")
+        return None
+    return browser(rows, where=where, current=current, on_open=lambda ref: _open_row(ctx, ref))
+
+
+def _browser() -> Any:
+    """Return the :class:`~durable_nb.widget.browser.SessionBrowser` class, ``None`` when the widget
+    cannot be imported in this install."""
+    try:
+        from ...widget.browser import SessionBrowser
+    except ImportError:
+        return None
+    return SessionBrowser
+
+
+def _open_row(ctx: Context, ref: str) -> str:
+    """Open a row of the session browser as ``%durable open`` does and return what it said; the
+    notebook's own session is not opened (``%durable close`` returns to it when a log is open)."""
+    import io
+    from contextlib import redirect_stdout
+
+    st = ctx.state
+    if ref == st.own.session_id:
+        if st.close():
+            return f"back to the notebook's session {ref} (as %durable close)"
+        return f"{ref} is the notebook's session: %durable show draws it"
+    path, _, conversation = (
+        ref.rpartition(" ") if " " in ref and Path(ref.rpartition(" ")[0]).is_file() else (ref, "", "")
+    )
+    args = (path, conversation) if conversation else (ref,)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        open_(ctx, Call(verb="open", args=args))
+    return f"%durable open {' '.join(args)}\n" + out.getvalue().strip()
 
 
 @verb("new [id]", "start a new session (and use it)")
