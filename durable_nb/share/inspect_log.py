@@ -4,7 +4,8 @@
   leaf; ``metadata.leaf_id`` names each one's leaf): the branch's model view
   (system prompt, meta input, compaction summary: what the model read) as
   ``messages`` with tool calls and their results paired, the last reply as
-  ``output``, the branch's usage as ``model_usage``.
+  ``output``, the branch's usage as ``model_usage``, its replies and tool
+  results as ``events`` (:mod:`.inspect_events`: the Transcript tab).
 - An evaluation run (:mod:`durable_nb.evals`, ``run=NAME``) is an eval of one
   sample per case × variant (cases in order, variants within; ``metadata``
   names the case and the variant: the pair's model view, its reply) whose
@@ -60,6 +61,7 @@ from ..session.tree import index, path
 from .branches import branches
 from .export import session_record
 from .formats import Job
+from .inspect_events import Viewed, events
 
 NO_MODEL = "none/none"  # Inspect names a model provider/name; a session without replies has neither
 
@@ -85,7 +87,8 @@ def session_log(agent: Any, source: str = "") -> EvalLog:
 
 
 def _sample(leaf: str, entries: list[Entry], k: int) -> EvalSample:
-    messages = chat_messages(entries)
+    view = viewed(entries)
+    messages = [chat for _, chat, _ in view]
     first = next((m for m in messages if m.role == "user" and not _context(m)), None)
     return EvalSample(
         id=k,  # a number: Inspect orders string ids as strings, numbers as numbers
@@ -96,6 +99,7 @@ def _sample(leaf: str, entries: list[Entry], k: int) -> EvalSample:
         output=_output(entries),
         model_usage=usage([e.message for e in entries if isinstance(e, MessageEntry)]),
         metadata={"leaf_id": leaf, "branch": k},
+        events=events(view),
     )
 
 
@@ -120,14 +124,15 @@ def run_log(agent: Any, name: str) -> EvalLog:
         branch = path(by_id, r.entry_id) if r.entry_id else []
         scores = {v.grader: Score(value=v.score if v.score is not None else "C" if v.passed else "I",
                                   answer=r.reply, explanation=v.error or v.reason or None) for v in r.verdicts}  # fmt: skip
-        messages = chat_messages(branch)
+        view = viewed(branch)
+        messages = [chat for _, chat, _ in view]
         asked = next((m.text for m in reversed(messages) if m.role == "user"), "")  # the case's prompt
         samples.append(EvalSample(
             id=k, epoch=1, input=asked or str(r.case), target="",
             messages=messages, output=_output(branch), scores=scores or None,
             model_usage=usage([e.message for e in _own(branch) if isinstance(e, MessageEntry)]),
             metadata={"case": r.case, "case_index": r.case_index, "variant": r.variant, "reply_id": r.entry_id},
-            error=None if r.error is None else _error(r.error),
+            error=None if r.error is None else _error(r.error), events=events(view),
         ))  # fmt: skip
     metrics = []
     for g in run.graders:
@@ -206,15 +211,21 @@ def _output(entries: list[Entry]) -> ModelOutput:
 
 def chat_messages(entries: list[Entry]) -> list[ChatMessage]:
     """Return the model view of the branch ``entries`` (root to leaf) as Inspect's chat messages."""
-    ids = {id(e.message): e.id for e in entries if isinstance(e, MessageEntry)}
-    out: list[ChatMessage] = []
+    return [chat for _, chat, _ in viewed(entries)]
+
+
+def viewed(entries: list[Entry]) -> list[Viewed]:
+    """Return the model view of the branch ``entries``: each message, as Inspect's, and its entry's time."""
+    by_message = {id(e.message): e for e in entries if isinstance(e, MessageEntry)}
+    out: list[Viewed] = []
     for m in model_view(entries):
-        meta: dict[str, Any] = {"entry_id": ids[id(m)]} if id(m) in ids else {}
+        e = by_message.get(id(m))
+        meta: dict[str, Any] = {"entry_id": e.id} if e is not None else {}
         if m.injected is not None:
             meta["injected"] = str(m.injected)
         if m.origin:
             meta["origin"] = m.origin
-        out.append(chat_message(m, meta))
+        out.append((m, chat_message(m, meta), e.created_at if e is not None else ""))
     return out
 
 

@@ -56,6 +56,19 @@ def test_a_session_is_one_sample_per_leaf_branch(tmp_path):
     assert other.messages[0].role == "system" and other.messages[0].text == "You are terse."
     assert other.messages[1].text.startswith("The conversation before this point was compacted")
     assert log.stats.model_usage["claude-test"].input_tokens == 240  # both branches share the tool run
+    # the Transcript: a model event per reply (its input the view before it), a tool event per result
+    assert [(e.event, len(getattr(e, "input", ()))) for e in main.events] == [
+        ("model", 1), ("tool", 0), ("tool", 0), ("model", 4), ("model", 6)]  # fmt: skip
+    first, ok, failed = main.events[:3]
+    assert first.output.usage.total_tokens == 165 and first.working_time == 1.25 and first.model == "claude-test"
+    assert (ok.function, ok.arguments, ok.result, ok.error) == (
+        "lookup",
+        {"q": "durable"},
+        "lasting; able to endure",
+        None,
+    )
+    assert failed.error is not None and failed.working_time == 1.53
+    assert main.events[3].config.temperature == 0.2
 
 
 def test_inspect_json_by_format_and_the_meta_input_it_keeps(tmp_path):

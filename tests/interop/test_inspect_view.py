@@ -1,6 +1,7 @@
 """`inspect view` (Inspect AI's own viewer, started here on 127.0.0.1 and stopped after) renders the
 .eval of a session and of an evaluation run in headless Chromium: the task list, the run's samples
-with their scores, a sample's messages with its tool calls. Screenshots: screenshots/last/."""
+with their scores, a sample's messages with its tool calls and its transcript of model and tool
+events. Screenshots: screenshots/last/."""
 
 from __future__ import annotations
 
@@ -92,5 +93,11 @@ def test_inspect_view_renders_a_session_and_an_eval_run(viewer):
                 assert said in body, said
             assert page.evaluate("window.__pwned") is None  # hostile thinking text stayed text
             page.screenshot(path=str(SHOTS / "inspect-session-sample.png"))
+            page.get_by_role("tab", name="Transcript").click()
+            page.get_by_text("MODEL CALL: CLAUDE-TEST (165 TOKENS)").first.wait_for(timeout=30_000)
+            body = page.inner_text("body")
+            assert "3 turns" in body and body.count("TOOL: LOOKUP") == 2, body[:3000]
+            assert page.evaluate("window.__pwned") is None
+            page.screenshot(path=str(SHOTS / "inspect-session-transcript.png"))
         finally:
             browser.close()
