@@ -217,6 +217,17 @@ def test_04_agents_and_tools(tmp_path):
     assert "on the active path: False" in siblings[0] and "on the active path: True" in siblings[1]
     assert [e["message"]["role"] for e in stored(store) if not e.get("parent_id")] == ["system", "system"]
 
+    # the MCP section: mcp-server-time's tools added, called, recorded with their server, reused after removal
+    assert "get_current_time — Get current time" in text_of(cells["mcp-add"])
+    assert '⚙ get_current_time({"timezone": "Europe/Paris"}) → {' in text_of(cells["mcp-turn"])
+    provenance = text_of(cells["mcp-provenance"])
+    assert "answered by clock (mcp-time " in provenance and "mcp-server-time --local-timezone UTC" in provenance
+    assert "approval: always" in provenance
+    reuse = text_of(cells["mcp-reuse"])
+    assert "removed clock; tools: add, lookup" in reuse and "replayed 1 turn into a new branch" in reuse
+    stamp = re.search(r'"datetime": "([^"]+)"', text_of(cells["mcp-turn"])).group(1)
+    assert reuse.count(stamp) == 2  # the same output as the server gave: no server was called
+
 
 def test_05_evaluation(tmp_path):
     cells, store = run_copy("05_evaluation.ipynb", tmp_path)
