@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from typing import Any
-
-import pydantic
 
 from ..errors import DurableError
 
@@ -17,14 +16,22 @@ class SettingsError(DurableError):
     """A setting of the wrong type or out of range (one line naming it)."""
 
 
-class _Settings(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="allow")
+@functools.cache
+def _settings_model() -> Any:
+    """The pydantic model of the named settings, built on the first check (pydantic is imported
+    then, not with ``%load_ext``: ~30 ms)."""
+    import pydantic
 
-    temperature: float | None = pydantic.Field(None, ge=0)
-    max_tokens: int | None = pydantic.Field(None, gt=0)
-    top_p: float | None = pydantic.Field(None, ge=0, le=1)
-    seed: int | None = None
-    stop: str | list[str] | None = None
+    class _Settings(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+
+        temperature: float | None = pydantic.Field(None, ge=0)
+        max_tokens: int | None = pydantic.Field(None, gt=0)
+        top_p: float | None = pydantic.Field(None, ge=0, le=1)
+        seed: int | None = None
+        stop: str | list[str] | None = None
+
+    return _Settings
 
 
 def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
@@ -41,8 +48,10 @@ def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
         near = difflib.get_close_matches(key, NAMED, n=1, cutoff=0.85)
         if key not in NAMED and near:
             raise SettingsError(f"unknown setting {key!r} (did you mean {near[0]!r}?)")
+    import pydantic
+
     try:
-        parsed = _Settings.model_validate(settings)
+        parsed = _settings_model().model_validate(settings)
     except pydantic.ValidationError as e:
         bad = []
         for err in e.errors(include_url=False):

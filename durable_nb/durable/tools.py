@@ -19,14 +19,14 @@ import threading
 import time
 import typing
 from collections.abc import Callable, Iterable, Iterator, Sized
-from typing import Any
-
-import pydantic
-import pydantic_core
+from typing import TYPE_CHECKING, Any
 
 from .. import ai
 from ..errors import DurableError
 from ..models.surrogates import escape_surrogates
+
+if TYPE_CHECKING:
+    import pydantic
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # what OpenAI and Anthropic accept as a tool name
 
@@ -98,6 +98,8 @@ class Tool:
             raise ToolArgumentsError(
                 f"the arguments of {self.name} must be a JSON object, not {type(arguments).__name__}"
             )
+        import pydantic  # imported when first needed, not with %load_ext
+
         try:
             parsed = self.arguments_model.model_validate(arguments)
         except pydantic.ValidationError as e:
@@ -179,6 +181,8 @@ def result_text(value: Any) -> str:
         plain = bounded.plain(value)
     except RecursionError:
         raise ToolResultError("the result is nested too deeply to send; return a flatter value") from None
+    import pydantic_core
+
     try:
         text = pydantic_core.to_json(plain, fallback=str).decode()
     except Exception:  # noqa: BLE001 - a value pydantic cannot walk is still shown
@@ -265,6 +269,8 @@ def _docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
 def _arguments_model(
     tool: str, fn: Callable[..., Any], docs: dict[str, str], positional: list[str]
 ) -> type[pydantic.BaseModel]:
+    import pydantic
+
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as e:
@@ -330,6 +336,8 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _one_line(e: BaseException) -> str:
+    import pydantic
+
     if isinstance(e, pydantic.ValidationError):
         parts = []
         for err in e.errors(include_url=False):

@@ -25,10 +25,8 @@ def load_ipython_extension(ipython) -> None:
     if _magics not in ipython.configurables:
         ipython.configurables.append(_magics)
     ipython.display_formatter.ipython_display_formatter.for_type(Agent, show_agent)
-    try:  # now, not at the first %durable show: its first paint does not wait for anywidget's import
-        from .. import widget  # noqa: F401
-    except ImportError:  # an install without anywidget: %durable show says so
-        pass
+    # The widget (anywidget, ipywidgets: most of the import time) is not imported here: the first
+    # %durable cell imports it as it ends (DurableMagics._prepare_widget), before a %durable show.
 
 
 def show_agent(agent: Agent) -> None:
