@@ -25,6 +25,7 @@ from ..session import (
     is_turn_start,
     kept_from,
 )
+from ..session.kinds import text as kind_text
 from ..session.labels import label_of
 from .chips import Chips
 from .layout import START, Layout
@@ -94,7 +95,8 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
     never $0 for unknown); a custom entry adds ``kind``,
     ``aside`` (true for another tool's bookkeeping record, :func:`~durable_nb.session.is_aside`:
     drawn off the chain like an ephemeral entry, never a branch) and
-    previews its data as JSON (a label entry: :func:`display_text`, ``label v1 → <id>``); a compaction adds
+    previews what its kind says it reads as (:func:`durable_nb.kinds.text`: a note's body, ``label v1 →
+    <id>``, ``model → anthropic/…``), else its data as JSON; a compaction adds
     ``first_kept_id``, ``tokens_before`` and ``elides`` = ``[first, last,
     count]`` of the entries before ``first_kept_id`` on its path.
     O(size of the entry's text), plus pricing an assistant message (~0.2 ms the first time, cached).
@@ -152,7 +154,10 @@ def row(entry: Entry, elided: tuple[str, str, int] | None = None) -> dict[str, A
         r["kind"] = entry.kind
         r["aside"] = is_aside(entry)
         data = codec.custom_fields(entry)
-        if data and label_of(entry) is None:  # a label entry previews as what it does (display_text)
+        own = kind_text(entry)  # a kind that says how it reads (a note's body, a pi record's point)
+        if own is not None:
+            r["preview"] = _preview(own)
+        elif data and label_of(entry) is None:  # a label entry previews as what it does (display_text)
             r["preview"] = _preview(json.dumps(data, ensure_ascii=False, default=str))
     else:
         r["type"] = type(entry).__name__
@@ -173,7 +178,11 @@ def view_message(m: Any, entry_id: str) -> dict[str, Any]:
 
 
 def view_entry(e: Entry) -> dict[str, Any]:
-    """Return entry ``e`` as a transcript item: ``id``, ``type``, ``text``, and what a reader sees of it."""
+    """Return entry ``e`` as a transcript item: ``id``, ``type``, ``text``, and what a reader sees of it.
+
+    A custom entry whose kind says how it reads (:func:`durable_nb.kinds.text`) has that as
+    ``text`` and ``readable`` true (the page shows the text, its record folded away); another
+    shows its kind as ``text`` and its ``data`` as JSON (cut at :data:`DATA_CHARS`)."""
     d: dict[str, Any] = {"id": e.id, "type": row(e)["type"], "text": display_text(e), "what": shown_kind(e)}
     if isinstance(e, MessageEntry):
         m = e.message
@@ -188,6 +197,9 @@ def view_entry(e: Entry) -> dict[str, Any]:
                 d[key] = getattr(m, key)
     elif isinstance(e, CustomEntry):
         d["kind"] = e.kind
+        own = kind_text(e)
+        if own is not None:
+            d["text"], d["readable"] = own, True
         data = codec.custom_fields(e)
         if data:
             s = json.dumps(data, ensure_ascii=False, indent=1, default=str)
@@ -216,7 +228,8 @@ def tree_line(
 ) -> dict[str, Any]:
     """Return the line the page draws for ``entry_id`` of ``layout`` (``""``: the START row).
 
-    Keys: ``row`` (:func:`agent_row`), ``depth``, ``mark``, ``kids`` (durable
+    Keys: ``row`` (:func:`agent_row`), ``depth``, ``mark``, ``rails`` (its lanes,
+    :meth:`~durable_nb.widget.layout.Layout.rails`), ``kids`` (durable
     children), ``on`` (on ``agent``'s active path), ``elided`` (in ``elided``:
     the ids its latest compaction elides) and ``chips``
     (:meth:`Chips.on <durable_nb.widget.chips.Chips.on>`: its verdicts and
@@ -228,6 +241,7 @@ def tree_line(
             "row": dict(START_ROW),
             "depth": 0,
             "mark": "root",
+            "rails": [],
             "kids": layout.kids_of(START),
             "on": False,
             "elided": False,
@@ -237,6 +251,7 @@ def tree_line(
         "row": agent_row(agent, agent.entry(entry_id)),
         "depth": depth,
         "mark": mark,
+        "rails": layout.rails(entry_id),
         "kids": layout.kids_of(entry_id),
         "on": agent.on_path(entry_id),
         "elided": entry_id in elided,

@@ -120,6 +120,7 @@ class Line(TypedDict):
     row: Row
     depth: int
     mark: Mark
+    rails: list[bool]  # its lanes, outermost first (Layout.rails): True = a lane runs on past it
     kids: int  # durable children drawn: a branch count, 0 = "no reply"
     on: bool  # on the active path
     elided: bool  # elided by the active path's latest compaction
@@ -166,6 +167,7 @@ class ViewEntry(TypedDict):
     is_error: NotRequired[bool]
     timing: NotRequired[dict[str, Any]]
     kind: NotRequired[str]
+    readable: NotRequired[bool]  # text is the kind's own reading (durable_nb.kinds.text)
     data: NotRequired[str]  # a custom entry's data as JSON, cut
 
 

@@ -71,6 +71,8 @@ export interface Line {
   row: Row;
   depth: number;
   mark: Mark;
+  /** its lanes, outermost first (Layout.rails): true = a lane runs on past it */
+  rails: boolean[];
   kids: number;
   on: boolean;
   elided: boolean;
@@ -148,6 +150,7 @@ export interface ViewEntry {
   is_error?: boolean;
   timing?: Timing;
   kind?: string;
+  readable?: boolean; // text is the kind's own reading (durable_nb.kinds.text)
   data?: string; // a custom entry's data as JSON, cut
 }
 

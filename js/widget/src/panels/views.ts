@@ -91,7 +91,13 @@ function transcriptCard(t: ViewEntry): HTMLElement {
   const calls = (t.blocks || []).filter((b) => b.type === "tool_call");
   if (thinking.length) card.append(drawBlocks(thinking, false));
   if (t.type === "custom") {
-    if (t.data) card.append(h("pre", "dnb-pre", t.data));
+    // A kind that says how it reads (a note's body, a pi record's point) shows that; its record folded.
+    if (t.readable) card.append(h("div", "dnb-text", t.text));
+    if (t.data && t.readable) {
+      const fold = h("details", "dnb-fold");
+      fold.append(h("summary", "", "record"), h("pre", "dnb-pre", t.data));
+      card.append(fold);
+    } else if (t.data) card.append(h("pre", "dnb-pre", t.data));
   } else if (t.text) card.append(h("div", "dnb-text", t.type === "compaction" ? `Summary: ${t.text}` : t.text));
   else if (!calls.length) card.append(h("div", "dnb-muted", "(no text)"));
   if (calls.length) card.append(drawBlocks(calls, false));
