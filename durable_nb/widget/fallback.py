@@ -104,11 +104,30 @@ def _injection(d: dict[str, Any]) -> str:
     return _badge(f"{inj} · {shown}" if shown else inj)
 
 
+def _lanes(line: dict[str, Any]) -> str:
+    """Return the lanes before a line's dot as text, as the widget draws them (its ``rails``,
+    :meth:`~durable_nb.widget.layout.Layout.rails`): ``│`` where a lane runs on, ``├``/``└`` at a
+    branch's own level (``┄`` after it for an ephemeral entry or an aside). A line without
+    ``rails`` (an older saved state) draws ``│`` at every level. O(levels)."""
+    depth, mark = line["depth"], line["mark"]
+    own = mark in ("branch", "eph")
+    rails = line.get("rails")
+    if rails is None:
+        lead = {"branch": "└ ", "eph": "┄ "}.get(mark, "")
+        return "│ " * min(depth - bool(lead), MAX_INDENT) + lead
+    rails = rails[-MAX_INDENT:]
+    out = ["  "] * (min(depth, MAX_INDENT) - len(rails))
+    for i, on in enumerate(rails):
+        if i == len(rails) - 1 and own:
+            out.append(("├" if on else "└") + ("┄" if mark == "eph" else " "))
+        else:
+            out.append("│ " if on else "  ")
+    return "".join(out)
+
+
 def _tree_line(line: dict[str, Any], leaf: str, names: dict[str, list[str]]) -> str:
-    r, depth, mark, on = line["row"], line["depth"], line["mark"], line.get("on", False)
-    lead = {"branch": "└ ", "eph": "┄ "}.get(mark, "")
-    glyph = "│ " * min(depth - bool(lead), MAX_INDENT) + lead
-    glyph += "●" if on else "○"
+    r, depth, on = line["row"], line["depth"], line.get("on", False)
+    glyph = _lanes(line) + ("◇" if r.get("aside") else "●" if on else "○")
     badges = [_badge(f"# {n}") for n in names.get(r["id"], [])]
     badges.append(_injection(r))
     if r["id"] == leaf:

@@ -5,6 +5,7 @@
     lay.add(entry_id, parent_id, off_chain=False, hidden=False, created_at="")  # then one at a time
     lay.ids(0, 40)        # the ids drawn on lines 0..39 ("" is the START row)
     lay.info(entry_id)    # (depth, mark); lay.kids_of(entry_id); lay.position(entry_id)
+    lay.rails(entry_id)   # the lanes beside its line: [True, False] = "│ " then its own "├"/"└"
 
 The one home of the tree's drawing rule (the widget, its static fallback and
 the exported page all use it). Depth-first from each root:
@@ -30,6 +31,13 @@ below it) once otherwise.
 
 ``hidden`` entries (a kind filter) are not drawn: their children hang off
 their nearest drawn ancestor. Pure: no Jupyter, no entries, only ids.
+
+Lanes (:meth:`rails`): a branch (or an off-chain entry) opens a lane one level
+in; the lane runs on down its chain while a later sibling is still to be
+drawn (``├`` then ``│``), and ends at the last sibling (``└``), so sibling
+branches read as siblings, not as a chain. Each entry keeps the head of its
+lane (the branch or off-chain entry its chain starts from), so a line's
+lanes cost O(levels drawn), never O(its chain).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from ..session.rules import created_key, sort_siblings
 START = ""  # the id of the START row drawn above several root-level entries
 MARKS = ("root", "cont", "branch", "eph")
 ROOT, CONT, BRANCH, EPH = range(4)
+RAIL_LEVELS = 16  # lanes given per line: the innermost ones (the page draws no deeper indent)
 
 
 class Layout:
@@ -61,6 +70,8 @@ class Layout:
         self._ne: list[int] = []  # off-chain drawn children
         self._laste: list[int] = []
         self._pos: list[int] = []  # line index (right where _lines[_pos[k]] == k)
+        self._head: list[int] = []  # the head of k's lane: k itself unless it continues a chain (CONT)
+        self._last_top = -1  # the last branch under the START row (-1: no START row)
         self._lines: list[int] = []  # log indexes in drawn order; -1 is the START row
         self._valid = 0  # _pos is right for every k in _lines[:_valid]
         self._start_kids = 0  # durable root-level entries (drawn under START when more than one)
@@ -115,6 +126,34 @@ class Layout:
             return 0, "root"
         k = self._k[entry_id]
         return self._depth[k], MARKS[self._mark[k]]
+
+    def rails(self, entry_id: str, levels: int = RAIL_LEVELS) -> list[bool]:
+        """Return the lanes beside ``entry_id``'s line, outermost first, for its innermost
+        ``min(depth, levels)`` levels: True where a lane runs on past the line (a later sibling
+        of that level's branch is still to be drawn). The last one is the line's own level: for a
+        branch or off-chain entry ``├`` (True) or ``└`` (False), for a chain entry ``│`` or
+        nothing. ``[]`` at depth 0, for the START row and for an unknown or hidden id. O(levels)."""
+        k = self._k.get(entry_id, -1)
+        if k < 0 or self._hidden[k]:
+            return []
+        depth, head, dpar = self._depth, self._head, self._dpar
+        out: list[bool] = []
+        h = head[k]
+        while h >= 0 and depth[h] >= 1 and len(out) < levels:
+            out.append(not self._is_last(h))
+            p = dpar[h]
+            h = head[p] if p >= 0 else -1
+        out.reverse()
+        return out
+
+    def _is_last(self, h: int) -> bool:
+        """True when lane head ``h`` is the last line drawn at its level under its drawn parent."""
+        p = self._dpar[h]
+        if p < 0:
+            return h == self._last_top or self._last_top < 0
+        if self._mark[h] == EPH:  # off-chain children come before the durable branches
+            return self._laste[p] == h and self._nk[p] <= 1
+        return self._lastk[p] == h
 
     def kids_of(self, entry_id: str) -> int:
         """Return how many durable children ``entry_id`` has drawn (for START: durable roots). O(1)."""
@@ -189,6 +228,7 @@ class Layout:
         self._ne.append(0)
         self._laste.append(-1)
         self._pos.append(-1)
+        self._head.append(k)
         pk = self._k.get(parent_id, -1) if parent_id else -1
         if parent_id and pk < 0:  # an orphan (or its parent comes later): lay out again
             return self._rebuild()
@@ -233,18 +273,28 @@ class Layout:
             else:
                 break
         nk = self._nk[dp]
+        head = self._head
         if nk == 0:
+            head[k] = head[dp]
             self._place(k, d, CONT, j)
         else:
             if nk == 1:  # the only child becomes a branch: its subtree moves one level in
-                only = self._lastk[dp]
-                mark[only] = BRANCH
-                for x in range(self._position(only), j):
-                    depth[lines[x]] += 1
+                self._to_branch(self._lastk[dp], j, head[dp])
             self._place(k, d + 1, BRANCH, j)
         self._nk[dp] = nk + 1
         self._lastk[dp] = k
         self._changed(i)
+
+    def _to_branch(self, only: int, end: int, was: int) -> None:
+        """Make ``only`` (its parent's only durable child so far) a branch: its subtree (its line up
+        to line ``end``) moves one level in, and its chain (lane head ``was``) starts a lane of its
+        own. O(subtree)."""
+        lines, depth, head = self._lines, self._depth, self._head
+        self._mark[only] = BRANCH
+        for x in range(self._position(only), end):
+            depth[lines[x]] += 1
+            if head[lines[x]] == was:
+                head[lines[x]] = only
 
     def _place(self, k: int, depth: int, mark: int, at: int) -> None:
         self._depth[k] = depth
@@ -293,16 +343,17 @@ class Layout:
         depth = [0] * n
         mark = [ROOT] * n
         pos = [-1] * n
+        head = list(range(n))
         lastk = [-1] * n
         laste = [-1] * n
         lines: list[int] = []
         seen = [False] * n
 
         def walk(root: int, d0: int, m0: int) -> None:
-            stack = [(root, d0, m0)]
+            stack = [(root, d0, m0, root)]
             pop, push, add = stack.pop, stack.append, lines.append
             while stack:
-                k, d, m = pop()
+                k, d, m, h = pop()
                 while True:
                     if seen[k]:
                         break
@@ -311,18 +362,19 @@ class Layout:
                     add(k)
                     depth[k] = d
                     mark[k] = m
+                    head[k] = h
                     c = nk[k]
                     if ne[k]:
                         eph = kids(head_e, k)
                         laste[k] = eph[-1]
                         if c == 1:
                             lastk[k] = head_d[k]
-                            push((head_d[k], d, CONT))
+                            push((head_d[k], d, CONT, h))
                         elif c:
                             durable = kids(head_d, k)
                             lastk[k] = durable[-1]
-                            stack.extend((x, d + 1, BRANCH) for x in reversed(durable))
-                        stack.extend((x, d + 1, EPH) for x in reversed(eph))
+                            stack.extend((x, d + 1, BRANCH, x) for x in reversed(durable))
+                        stack.extend((x, d + 1, EPH, x) for x in reversed(eph))
                         break
                     if c == 1:  # a chain: go straight on
                         child = head_d[k]
@@ -332,13 +384,14 @@ class Layout:
                     if c:
                         durable = kids(head_d, k)
                         lastk[k] = durable[-1]
-                        stack.extend((x, d + 1, BRANCH) for x in reversed(durable))
+                        stack.extend((x, d + 1, BRANCH, x) for x in reversed(durable))
                     break
 
         roots = sort_siblings(roots, when)
         tops = [k for k in roots if pidx[k] == -1]  # root-level (not orphans): branches of START
         durable_tops = [k for k in tops if not off[k]]
         self._start_kids = len(durable_tops)
+        self._last_top = tops[-1] if len(durable_tops) > 1 else -1
         if len(durable_tops) > 1:
             lines.append(-1)
             for k in tops:
@@ -352,7 +405,7 @@ class Layout:
                     walk(k, 0, ROOT)  # a cycle: cut at its first entry in log order
         self._dpar = [p if p >= 0 else -1 for p in pidx]
         self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste = depth, mark, nk, lastk, ne, laste
-        self._lines, self._pos, self._valid = lines, pos, len(lines)
+        self._lines, self._pos, self._valid, self._head = lines, pos, len(lines), head
         self._changed(0)
 
 

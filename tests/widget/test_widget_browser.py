@@ -263,8 +263,10 @@ def test_root_level_branches_unanswered_messages_and_a_kernel_that_does_not_answ
         assert "start" in start.inner_text() and "2 branches" in start.inner_text()
         order = page.eval_on_selector_all(".dnb-row", "els => els.map(e => e.dataset.id)")
         assert order == ["", first.id, edited.id, reply.id, lost.id]
-        marks = page.eval_on_selector_all(".dnb-row", "els => els.map(e => e.querySelector('.dnb-glyph').textContent)")
-        assert marks[:3] == ["●", "└●", "└●"]  # both first versions are branches of the start
+        marks = page.eval_on_selector_all(
+            ".dnb-row", "els => els.map(e => e.querySelector('.dnb-lanes').dataset.glyph)"
+        )
+        assert marks[:3] == ["●", "├●", "└●"]  # both first versions are branches of the start: siblings, ├ then └
         assert [("no reply" in row(page, i).inner_text()) for i in order[1:]] == [True, False, False, True]
         shot(page, "root_branches")
 

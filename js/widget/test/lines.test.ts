@@ -6,6 +6,7 @@ const line = (id: string): Line => ({
   row: { id, parent_id: "", type: "message", preview: id, what: "user" },
   depth: 0,
   mark: "cont",
+  rails: [],
   kids: 0,
   on: false,
   elided: false,

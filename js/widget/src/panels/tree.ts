@@ -9,21 +9,23 @@ import type { Ctx } from "../context";
 import { h } from "../dom";
 import { costText, short } from "../format";
 import { asReply, type Line, type LinesReply, type Tree } from "../protocol";
+import { lanes } from "../lanes";
 import { detailsPart } from "./details";
 import type { Panel } from "./panel";
 
 export const ROW_H = 26; // px; equals .dnb-row height in widget.css
 const OVERSCAN = 10; // rows drawn above and below the visible window
 const MARGIN = 30; // lines fetched beyond the drawn ones
-const MAX_INDENT = 16; // deeper branches are drawn at this indent (the depth is still shown)
+const MAX_INDENT = 16; // deeper branches are drawn at this indent (the depth is still shown; lanes.ts MAX_LANES)
 const LINES_WAIT_MS = 3000; // lines not answered by then: say the kernel is busy or gone
 const LINES_WAIT =
   "the tree's entries come from the kernel, which has not answered yet: it is busy running a cell, or gone — run %durable show for a fresh view";
-const GLYPH = { root: "●", cont: "│", branch: "└", eph: "┄" } as const;
 const KEYS = [
   ["dnb-key-active", "active path"],
   ["dnb-key-leaf", "leaf"],
+  ["dnb-key-branch", "branch (├ more follow, └ last)"],
   ["dnb-key-eph", "ephemeral (off the chain)"],
+  ["dnb-key-aside", "◇ another tool's record (off the chain)"],
   ["dnb-key-elided", "elided by compaction"],
 ];
 
@@ -117,6 +119,7 @@ export function treePanel(ctx: Ctx): Panel {
     if (r.id === leaf) div.classList.add("dnb-leaf");
     if (r.id === at) div.classList.add("dnb-selected");
     if (r.injected === "ephemeral") div.classList.add("dnb-eph");
+    if (r.aside) div.classList.add("dnb-aside");
     if (line.elided) div.classList.add("dnb-elided");
     if (ctx.hitRows.has(r.id)) {
       div.classList.add("dnb-hit");
@@ -124,10 +127,7 @@ export function treePanel(ctx: Ctx): Panel {
       if (cur && (cur.drawn || cur.id) === r.id) div.classList.add("dnb-hit-current");
     }
     div.classList.add(`dnb-type-${r.type}`);
-    const indent = h("span", "dnb-indent");
-    indent.style.width = `${Math.min(line.depth, MAX_INDENT) * 14}px`;
-    const glyph = GLYPH[line.mark];
-    div.append(indent, h("span", "dnb-glyph", line.mark === "cont" ? "●" : glyph + (line.mark === "root" ? "" : "●")));
+    div.append(lanes(line));
     if (line.depth > MAX_INDENT) div.append(h("span", "dnb-badge", `depth ${line.depth}`));
     if (r.type === "start") div.classList.add("dnb-start");
     div.append(h("span", `dnb-label dnb-role-${r.role || r.type}`, r.what || r.type));
