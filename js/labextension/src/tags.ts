@@ -1,6 +1,6 @@
 /**
  * Tagged cells you can see and toggle: a badge on each cell tagged `meta`,
- * `ephemeral`, `note` or `system`, and one command that toggles a tag on the
+ * `ephemeral`, `note` or `system`, and a command per tag that toggles it on the
  * selected cells (cell toolbar buttons, palette entries, `T M` / `T E` /
  * `T N` / `T S` in command mode). The tags are exclusive: a `%%durable` cell
  * is one kind, so turning one on turns the others off.
@@ -11,6 +11,10 @@ import { Notebook } from '@jupyterlab/notebook';
 /** The kinds of a `%%durable` cell, as durable_nb.notebook.options.KINDS declares them (tests/notebook/test_cell_kinds.py). */
 export const TAGS = ['meta', 'ephemeral', 'note', 'system'] as const;
 export const TOGGLE = 'durable_nb:toggle-tag';
+
+/** The command that toggles one tag (`durable_nb:toggle-meta`): its own command, so that its toolbar
+ * button's tooltip names its own shortcut (the schema binds T M, T E, T N, T S to these). */
+export const toggleCommand = (tag: string): string => `durable_nb:toggle-${tag}`;
 
 const WHAT: Record<string, string> = {
   meta: 'sent to the model, kept, hidden from the transcript',
