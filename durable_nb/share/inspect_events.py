@@ -2,8 +2,10 @@
 
 Inspect's viewer draws its Transcript tab from a sample's ``events`` only.
 Each reply in the branch's model view becomes a model event whose input is
-the view before it (the same message objects: inspect_ai's writer pools
-them) and whose output is the reply with its usage, settings and time; each
+the view before it, given as a range of the sample's message pool
+(``events_data``, the view itself: Inspect's own condensed layout, so a
+long branch costs O(view), not O(view²)), and whose output is the reply with
+its usage, settings and time; each
 tool result a tool event with the call's arguments, the result, its error
 and time. A reply a compaction left out of the view has no event, as it has
 no message. Needs the ``inspect`` extra.
@@ -15,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from inspect_ai.event import Event, ModelEvent, ToolEvent
+from inspect_ai.log import EventsData
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage
 from inspect_ai.tool import ToolCallError
 from pydantic import ValidationError
@@ -24,15 +27,16 @@ from .. import ai, cost
 Viewed = tuple[ai.Message, ChatMessage, str]  # a message of the view, as Inspect's, and when it was made
 
 
-def events(viewed: list[Viewed]) -> list[Event]:
-    """Return the model and tool events of a branch's model view, in order. O(view²) list slots."""
+def events(viewed: list[Viewed]) -> tuple[list[Event], EventsData]:
+    """Return the model and tool events of a branch's model view, in order, and the message pool their
+    inputs point into (the view's messages). O(view)."""
     out: list[Event] = []
-    inputs: list[ChatMessage] = []
+    pool: list[ChatMessage] = []
     calls: dict[str, ai.ToolCall] = {}
     for m, chat, at in viewed:
         when = _time(at)
         if m.role == "assistant":
-            out.append(_model_event(m, chat, list(inputs), when))
+            out.append(_model_event(m, chat, len(pool), when))
             calls.update((c.id, c) for c in m.tool_calls())
         elif m.role == "tool_result":
             call = calls.get(m.tool_call_id or "")
@@ -40,17 +44,19 @@ def events(viewed: list[Viewed]) -> list[Event]:
             out.append(ToolEvent(id=m.tool_call_id or "", function=m.tool_name or (call.name if call else ""),
                                  arguments=call.arguments if call else {}, result=m.text(), error=error,
                                  working_time=_seconds(m.timing, "duration_ms"), **when))  # fmt: skip
-        inputs.append(chat)
-    return out
+        pool.append(chat)
+    return out, {"messages": pool, "calls": []}
 
 
-def _model_event(m: ai.Message, chat: Any, inputs: list[ChatMessage], when: dict[str, Any]) -> ModelEvent:
+def _model_event(m: ai.Message, chat: Any, before: int, when: dict[str, Any]) -> ModelEvent:
+    """The model event of reply ``m``: its input the pool's first ``before`` messages."""
     counts = cost.tokens(m)
     usage = ModelUsage(input_tokens=counts[0], output_tokens=counts[1], total_tokens=sum(counts)) if counts else None
     output = ModelOutput.from_message(chat, stop_reason="tool_calls" if m.tool_calls() else "stop")
     output.usage = usage
-    return ModelEvent(model=m.model or "unknown", input=inputs, tools=[], tool_choice="auto", config=_config(m),
-                      output=output, working_time=_seconds(m.timing, "total_ms"), **when)  # fmt: skip
+    return ModelEvent(model=m.model or "unknown", input=[], input_refs=[(0, before)] if before else [], tools=[],
+                      tool_choice="auto", config=_config(m), output=output,
+                      working_time=_seconds(m.timing, "total_ms"), **when)  # fmt: skip
 
 
 def _config(m: ai.Message) -> GenerateConfig:

@@ -89,6 +89,7 @@ def session_log(agent: Any, source: str = "") -> EvalLog:
 def _sample(leaf: str, entries: list[Entry], k: int) -> EvalSample:
     view = viewed(entries)
     messages = [chat for _, chat, _ in view]
+    happened, pool = events(view)
     first = next((m for m in messages if m.role == "user" and not _context(m)), None)
     return EvalSample(
         id=k,  # a number: Inspect orders string ids as strings, numbers as numbers
@@ -99,7 +100,8 @@ def _sample(leaf: str, entries: list[Entry], k: int) -> EvalSample:
         output=_output(entries),
         model_usage=usage([e.message for e in entries if isinstance(e, MessageEntry)]),
         metadata={"leaf_id": leaf, "branch": k},
-        events=events(view),
+        events=happened,
+        events_data=pool,
     )
 
 
@@ -126,13 +128,14 @@ def run_log(agent: Any, name: str) -> EvalLog:
                                   answer=r.reply, explanation=v.error or v.reason or None) for v in r.verdicts}  # fmt: skip
         view = viewed(branch)
         messages = [chat for _, chat, _ in view]
+        happened, pool = events(view)
         asked = next((m.text for m in reversed(messages) if m.role == "user"), "")  # the case's prompt
         samples.append(EvalSample(
             id=k, epoch=1, input=asked or str(r.case), target="",
             messages=messages, output=_output(branch), scores=scores or None,
             model_usage=usage([e.message for e in _own(branch) if isinstance(e, MessageEntry)]),
             metadata={"case": r.case, "case_index": r.case_index, "variant": r.variant, "reply_id": r.entry_id},
-            error=None if r.error is None else _error(r.error), events=events(view),
+            error=None if r.error is None else _error(r.error), events=happened, events_data=pool,
         ))  # fmt: skip
     metrics = []
     for g in run.graders:

@@ -86,14 +86,14 @@ def test_inspect_view_renders_a_session_and_an_eval_run(viewer):
             page.set_viewport_size({"width": 1100, "height": 900})
             page.goto(url + "#/tasks/session.eval/samples/sample/1/1/")
             page.get_by_text("Define durable and session.").first.wait_for(timeout=60_000)
-            page.get_by_role("tab", name="Messages").click()  # no events: the transcript tab is empty
+            page.locator("a#messages[role=tab]").click()  # it opens on the Transcript
             page.get_by_text("Looking both up.").first.wait_for(timeout=30_000)
             body = page.inner_text("body")
             for said in ("Looking both up.", "lasting; able to endure", "Durable means lasting", "lookup"):
                 assert said in body, said
             assert page.evaluate("window.__pwned") is None  # hostile thinking text stayed text
             page.screenshot(path=str(SHOTS / "inspect-session-sample.png"))
-            page.get_by_role("tab", name="Transcript").click()
+            page.locator("a#transcript[role=tab]").click()
             page.get_by_text("MODEL CALL: CLAUDE-TEST (165 TOKENS)").first.wait_for(timeout=30_000)
             body = page.inner_text("body")
             assert "3 turns" in body and body.count("TOOL: LOOKUP") == 2, body[:3000]
