@@ -44,6 +44,10 @@ _UNQUOTED = re.compile(rf"[A-Za-z0-9_\-]{{{MIN_TOKEN},}}")  # no "/": a long pat
 _PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL)
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _NOT_SECRETS = {"Public IP (ipv4)"}  # an address is not a credential
+# what the entropy rule leaves alone: the values of keys naming an id (toolUseID, session_id, uuid), and
+# the providers' ids in text (a tool call's, a message's, a request's): random-looking, never secret
+_ID_KEY = re.compile(r"(?:^|[_\-.])(?:id|ids|uuid|ID|IDS|UUID)$|[a-z0-9](?:Id|ID|Ids|IDs|Uuid|UUID)$")
+_ID_PREFIXES = ("toolu_", "srvtoolu_", "call_", "msg_", "chatcmpl-", "resp_", "req_", "run_", "fc_", "rs_")
 
 # The fields that are structure, not text, at each level of an encoded entry: never changed.
 _ENTRY_KEYS = {"type", "id", "parent_id", "created_at", "kind", "first_kept_id", "tokens_before"}
@@ -118,14 +122,15 @@ class Redactor:
         self._home = re.compile(re.escape(h) + r"(?![\w.\-])") if len(h) > 1 else None
         self.counts: Counter[str] = Counter()
 
-    def text(self, s: str) -> str:
-        """Return ``s`` with its secrets replaced (see the module); counts each replacement. O(len(s))
-        per detector and line."""
+    def text(self, s: str, an_id: bool = False) -> str:
+        """Return ``s`` with its secrets replaced (see the module); counts each replacement. ``an_id``:
+        ``s`` is the value of a key naming an id, which the entropy rule leaves alone (the named
+        detectors still apply: an AWS access key id is a secret). O(len(s)) per detector and line."""
         for value, name in self._env:
             if value in s:
                 self.counts["env"] += s.count(value)
                 s = s.replace(value, f"[redacted:${name}]")
-        s = self._secrets(s)
+        s = self._secrets(s, not an_id)
         if self._home is not None:
             s, n = self._home.subn("~", s)
             self._count("home", n)
@@ -138,7 +143,7 @@ class Redactor:
         if n:
             self.counts[label] += n
 
-    def _secrets(self, s: str) -> str:
+    def _secrets(self, s: str, entropy: bool = True) -> str:
         """Return ``s`` with what the detectors find replaced by ``[redacted:<kind>]``: each finding
         widened to the whole token it sits in (a detector may name only a token's prefix)."""
         s, n = _PEM.subn("[redacted:private-key]", s)
@@ -147,7 +152,8 @@ class Redactor:
         start = 0
         for line in s.split("\n"):
             found = {(d.secret_type, p.secret_value) for d in self._detectors for p in d.analyze_line("", line, 0)}
-            found |= {("High Entropy", m.group()) for m in _UNQUOTED.finditer(line) if self._random(m.group())}
+            if entropy:
+                found |= {("High Entropy", m.group()) for m in _UNQUOTED.finditer(line) if self._random(m.group())}
             for kind, value in found:
                 if value and not self._false_positive(value, line):
                     spans += _spans(s, start, start + len(line), value, _slug(kind))
@@ -180,17 +186,20 @@ class Redactor:
     def _random(self, token: str) -> bool:
         """True for a token that mixes letters and digits and looks random by detect-secrets's base64
         entropy limit (an English identifier or a date-stamped model name does not)."""
+        if token.startswith(_ID_PREFIXES):
+            return False
         has = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
         return has and self._entropy.calculate_shannon_entropy(token) > self._entropy.entropy_limit
 
-    def value(self, v: Any) -> Any:
-        """Return ``v`` (any JSON value) with every string in it redacted; dict keys and other values kept."""
+    def value(self, v: Any, an_id: bool = False) -> Any:
+        """Return ``v`` (any JSON value) with every string in it redacted; dict keys and other values
+        kept. A string under a key naming an id (``toolUseID``, ``session_id``) is ``an_id`` (:meth:`text`)."""
         if isinstance(v, str):
-            return self.text(v)
+            return self.text(v, an_id)
         if isinstance(v, list):
-            return [self.value(x) for x in v]
+            return [self.value(x, an_id) for x in v]
         if isinstance(v, dict):
-            return {k: self.value(x) for k, x in v.items()}
+            return {k: self.value(x, isinstance(k, str) and bool(_ID_KEY.search(k))) for k, x in v.items()}
         return v
 
     def _fields(self, d: dict[str, Any], keep: set[str]) -> dict[str, Any]:

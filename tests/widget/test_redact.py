@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -126,6 +127,10 @@ def test_what_is_found_and_what_is_left_alone():
     assert r.text("pw hunter2hunter2 on a us keyboard") == "pw [redacted:$MY_PASSWORD] on a us keyboard"
     assert r.text("/home/ada/x and /home/ada2/y and /home/ada") == "~/x and /home/ada2/y and ~"
     assert r.text("write to bob+x@mail.example.co.uk.") == "write to [redacted:email]."
+    # an id is no secret (a Claude Code log's toolUseID, a provider's call id), but an AWS key id is
+    ids = {"toolUseID": "toolu_01A2B3C4D5E6F7G8H9J0K1xyz", "aws_access_key_id": AWS, "note": f"key {OPENAI}"}
+    assert r.value(ids) == {**ids, "aws_access_key_id": "[redacted:aws-access-key]", "note": "key [redacted:api-key]"}
+    assert r.text("then call_Xq7Lm2Pz9Rt4Kd8Wv1Nb6Hj3 ran") == "then call_Xq7Lm2Pz9Rt4Kd8Wv1Nb6Hj3 ran"
     # not secrets: a model name, an identifier, an entry id, a UUID, a git hash, a path, an address
     for plain in (
         "claude-sonnet-4-5-20250929",
@@ -168,3 +173,11 @@ def test_import_and_load_ext_do_not_import_detect_secrets():
     )
     r = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True)
     assert json.loads(r.stdout.strip().splitlines()[-1]) is False, r.stdout + r.stderr
+
+
+def test_a_real_claude_code_log_has_nothing_taken_for_a_secret(tmp_path, home, capsys):
+    log = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "claude-code-tool-heavy.jsonl"
+    assert main(["export", str(log), "-o", "cc.jsonl", "--redact", "emails"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "redacted nothing: no secret, secret env value, home folder or e-mail address found"
+    )
