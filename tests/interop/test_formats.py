@@ -130,3 +130,23 @@ def test_magic_export_chooses_by_suffix_or_format_in_one_line(shell, tmp_path, m
         shell.run_line_magic("durable", "export notes.txt --format yaml")
     with pytest.raises(UsageError, match=r"\.otlp\.json, \.eval, \.pi\.jsonl, \.atif\.json\), or give --format"):
         shell.run_line_magic("durable", "export notes.json")
+
+
+@pytest.mark.parametrize("name", ["s.pi.jsonl", "s.atif.json", "s.eval", "s.json"])
+def test_every_new_format_keeps_the_export_rules(agent, tmp_path, name):
+    """A plain file's mode, no temporary file left, no overwrite without replace (--force)."""
+    import os
+    import stat
+
+    if name.endswith((".eval", ".json")) and not name.endswith(".atif.json"):
+        pytest.importorskip("inspect_ai")
+    fmt = "inspect" if name == "s.json" else None
+    out = export(agent, tmp_path / name, format=fmt)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
+    before = out.read_bytes()
+    with pytest.raises(DurableError, match="the file exists"):
+        export(agent, out, format=fmt, replace=False)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".durable", name]
