@@ -39,6 +39,7 @@ FIXTURES: dict[str, tuple[str, ...]] = {
     "page": ("browser",),
     "pg_server": ("pg",),  # tests/conftest.py
     "pg_dsn": ("pg",),
+    "phoenix": ("slow",),  # tests/otlp: a Phoenix server (and, once, its own virtual environment)
 }
 # an object imported at a test module's top from one of these modules -> that module's markers
 MODULES: dict[str, tuple[str, ...]] = {

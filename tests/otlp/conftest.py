@@ -95,3 +95,17 @@ def closed_port() -> str:
     port = s.getsockname()[1]
     s.close()
     return f"http://127.0.0.1:{port}/v1/traces"
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory) -> Iterator[tuple]:
+    """``(venv, base URL)`` of a real Phoenix server on 127.0.0.1, stopped after the module (marks a test
+    ``slow``: tests/markers.py). The first run makes Phoenix's own environment (tests/otlp/phoenix_server.py)."""
+    import phoenix_server
+
+    root = phoenix_server.venv()
+    proc, base = phoenix_server.start(root, tmp_path_factory.mktemp("phoenix"))
+    try:
+        yield root, base
+    finally:
+        phoenix_server.stop(proc)
