@@ -27,6 +27,7 @@ from typing import Any
 from inspect_ai.log import (
     EvalConfig,
     EvalDataset,
+    EvalError,
     EvalLog,
     EvalMetric,
     EvalResults,
@@ -122,8 +123,11 @@ def run_log(agent: Any, name: str) -> EvalLog:
     run = results_of(stored)
     by_id = index(entries)
     samples = []
+    variants = {name: i for i, name in enumerate(run.variants)}
     for k, r in enumerate(run.results, 1):
-        branch = path(by_id, r.entry_id) if r.entry_id else []
+        pair = stored.pairs.get((r.case_index, variants.get(r.variant, -1)))
+        end = r.entry_id or (_last_under(pair.marker.id, entries) if pair is not None else "")
+        branch = path(by_id, end) if end else []  # an unanswered pair: its input, no reply
         scores = {v.grader: Score(value=v.score if v.score is not None else "C" if v.passed else "I",
                                   answer=r.reply, explanation=v.error or v.reason or None) for v in r.verdicts}  # fmt: skip
         view = viewed(branch)
@@ -148,15 +152,22 @@ def run_log(agent: Any, name: str) -> EvalLog:
     return _log(spec, samples, metrics)
 
 
+def _last_under(start: str, entries: list[Entry]) -> str:
+    """The id of the latest message entry down the branch from ``start`` (``start`` itself when none)."""
+    at = start
+    for e in entries:  # append order: a child after its parent
+        if e.parent_id == at and isinstance(e, MessageEntry):
+            at = e.id
+    return at
+
+
 def _own(branch: list[Entry]) -> list[Entry]:
     """The pair's own entries: those after its pair record (the history before it is every pair's)."""
     starts = [k for k, e in enumerate(branch) if is_record(e, "pair")]
     return branch[starts[-1] + 1 :] if starts else branch
 
 
-def _error(text: str) -> Any:
-    from inspect_ai.log import EvalError
-
+def _error(text: str) -> EvalError:
     return EvalError(message=text, traceback="", traceback_ansi="")
 
 

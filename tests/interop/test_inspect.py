@@ -15,7 +15,7 @@ import pytest
 from interop_sessions import eval_agent, every_kind_agent
 from widget_sessions import EVIL, hostile_agent
 
-from durable_nb import durable
+from durable_nb import durable, evals
 from durable_nb.errors import DurableError
 from durable_nb.importers import open_session
 from durable_nb.kinds.verdict import VerdictEntry
@@ -234,3 +234,19 @@ def test_open_lists_the_eval_files_in_inspects_log_folder(tmp_path, monkeypatch,
     assert "Inspect AI:" in lines and any(line.strip().startswith("logs/capitals.eval") for line in lines)
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "elsewhere"))
     assert "Inspect AI:" not in found.listing(found.known_logs())
+
+
+def test_an_unanswered_pair_is_a_sample_with_its_input_and_an_error(tmp_path):
+    def model(messages):
+        if "Peru" in messages[-1].text():
+            raise RuntimeError("the provider is down")
+        return "Paris"
+
+    a = durable.Agent(model=model, store=MemoryStore(), session_id="half")
+    evals.run("Capital of {country}?", [{"country": "France"}, {"country": "Peru"}], graders=[evals.contains("Paris")],
+              agent=a, name="half")  # fmt: skip
+    log = log_api.read_eval_log(str(export(a, tmp_path / "h.eval", run="half")))
+    ok, failed = log.samples
+    assert ok.error is None and ok.scores["contains('Paris')"].value == "C"
+    assert failed.error is not None and failed.scores is None and failed.input == "Capital of Peru?"
+    assert [m.role for m in failed.messages] == ["user"]
