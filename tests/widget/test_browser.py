@@ -223,3 +223,18 @@ def test_a_terminal_prints_the_listing_with_the_logs(tmp_path, monkeypatch, caps
         assert "log(s)" not in (sh.run_line_magic("durable", "sessions"), capsys.readouterr().out)[1]
     finally:
         sh.run_line_magic("config", "DurableMagics.store = '.durable'")
+
+
+def test_a_jsonl_store_is_counted_without_loading_a_session(tmp_path, monkeypatch):
+    store = JsonlStore(tmp_path / "s")
+    fill(store)
+    for i in range(100):
+        durable.Agent(store=store, session_id=f"r{i:03d}").append("q " * 200, reply("a " * 500))
+    want = {d.name: d for d in store_digests(store)}
+
+    def never(self, id):
+        raise AssertionError(f"session {id} loaded in full")
+
+    monkeypatch.setattr(JsonlStore, "load_entries", never)
+    got = {d.name: d for d in store_digests(store)}  # the skeletons only: ids, roles, models, usage
+    assert got == want and len(got) == 103 and got["r042"].entries == 2 and got["branched"].turns == 4
