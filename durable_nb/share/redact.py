@@ -19,7 +19,9 @@ results, origins, errors, summaries, custom fields, file names and URLs, the sou
 
 Only string values change: ids, parent ids, times, roles, kinds, tool names, signatures and
 attached bytes are left as they are, so the tree, and a ``.jsonl`` export, reopen the same.
-Needs the ``redact`` extra (``detect-secrets``), imported on first use only.
+Needs the ``redact`` extra (``detect-secrets``), imported on first use only. Cost: about 1 MB of
+text a second (detect-secrets's regular expressions on every line; its keyword detector, the slowest,
+only on lines holding one of its words).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ _UNQUOTED = re.compile(rf"[A-Za-z0-9_\-]{{{MIN_TOKEN},}}")  # no "/": a long pat
 _PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL)
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _NOT_SECRETS = {"Public IP (ipv4)"}  # an address is not a credential
+_KEYWORD = "Secret Keyword"  # the slowest detector: run only on a line holding one of its words (below)
+_KEYWORDISH = re.compile("key|pass|pwd|secret|contrase", re.IGNORECASE)  # in every word of its DENYLIST
 # what the entropy rule leaves alone: the values of keys naming an id (toolUseID, session_id, uuid), and
 # the providers' ids in text (a tool call's, a message's, a request's): random-looking, never secret
 _ID_KEY = re.compile(r"(?:^|[_\-.])(?:id|ids|uuid|ID|IDS|UUID)$|[a-z0-9](?:Id|ID|Ids|IDs|Uuid|UUID)$")
@@ -108,7 +112,9 @@ class Redactor:
     def __init__(
         self, *, emails: bool = False, environ: Mapping[str, str] | None = None, home: str | Path | None = None
     ) -> None:
-        self._detectors = _detectors()
+        detectors = _detectors()
+        self._detectors = [d for d in detectors if d.secret_type != _KEYWORD]
+        self._keyword = [d for d in detectors if d.secret_type == _KEYWORD]
         from detect_secrets.filters import heuristic
         from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
@@ -151,7 +157,8 @@ class Redactor:
         spans: list[tuple[int, int, str]] = []
         start = 0
         for line in s.split("\n"):
-            found = {(d.secret_type, p.secret_value) for d in self._detectors for p in d.analyze_line("", line, 0)}
+            run = self._detectors + self._keyword if _KEYWORDISH.search(line) else self._detectors
+            found = {(d.secret_type, p.secret_value) for d in run for p in d.analyze_line("", line, 0)}
             if entropy:
                 found |= {("High Entropy", m.group()) for m in _UNQUOTED.finditer(line) if self._random(m.group())}
             for kind, value in found:
