@@ -17,11 +17,15 @@ kept per agent, weakly, in :func:`durable_nb.kept.kept`, beside the running tall
 from __future__ import annotations
 
 import threading
+import weakref
+from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from ..kept import kept, kept_tally
 from ..session import Entry
 from .follow import main_thread_caller
+from .idle import Gate, quick_switches, when_idle
 from .layout import Layout
 from .tree import layout_of
 from .views import PathState
@@ -47,28 +51,69 @@ def sync_widgets(agent: Any) -> None:
 PREPARE_MIN = 20_000  # entries from which a first widget's state is worth preparing ahead (prepare)
 
 
+class _Worker:
+    """A preparation's thread: started by :meth:`start` (once the kernel is idle,
+    :func:`~durable_nb.widget.idle.when_idle`); :meth:`join` runs the work in the caller's thread
+    when it has not started yet (a widget that needs it now), else waits for it."""
+
+    def __init__(self, work: Callable[[bool], None]) -> None:
+        self._work = work  # work(in_thread)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._here = False
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is not None or self._here:
+                return
+            self._thread = threading.Thread(target=self._work, args=(True,), name="durable_nb-prepare", daemon=True)
+            self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        with self._lock:
+            thread, here = self._thread, self._thread is None and not self._here
+            self._here = self._here or here
+        if here:
+            self._work(False)
+        elif thread is not None:
+            thread.join(timeout)
+
+
 class Prepared:
     """What the first widget of an agent computes from its whole log, computed ahead by
-    :func:`prepare`: the layout (and the session's tally, kept) from the log as it was then, in a
-    background thread that reads only that list of entries; the state at the leaf
-    (:class:`PathState`), on the agent's thread. ``layout`` is set when the thread ends (it stays
-    ``None`` if laying out failed). ``entries``: the agent's log now."""
+    :func:`prepare`: the layout (and the session's tally, kept) from the log as it was then, and the
+    state at the leaf (:class:`PathState`): its copies on the agent's thread now, the rest (its
+    tally, transcript and elided count, then the session's tally and the layout) in a background
+    thread that reads only those copies and that list of entries. The thread starts once the kernel
+    has been idle a while and pauses between steps while a cell runs (:mod:`~durable_nb.widget.idle`):
+    background work does not slow the next cell. ``layout`` is set when it is done (it stays ``None``
+    if laying out failed). ``entries``: the agent's log now."""
 
     def __init__(self, agent: Any, entries: list[Entry]) -> None:
         self.count = len(entries)
         self.last_id = entries[-1].id if entries else ""
         self.layout: Layout | None = None
+        self.at_leaf = PathState(agent, later=True)  # copies, on this thread (at C speed)
+        ref, gate = weakref.ref(agent), Gate()
 
-        def lay_out() -> None:
+        def work(in_thread: bool) -> None:
+            pause = gate.wait if in_thread else (lambda: None)
             try:
-                self.layout = layout_of(entries)
-                kept_tally(agent, "session", entries)  # kept for the widget (what %durable status counted is reused)
+                with quick_switches() if in_thread else nullcontext():
+                    a = ref()
+                    if a is None:
+                        return
+                    pause()
+                    self.at_leaf.finish(a)  # O(depth), in Python
+                    pause()
+                    kept_tally(a, "session", entries)  # kept for the widget (what %durable status counted is reused)
+                    pause()
+                    self.layout = layout_of(entries)
             except Exception:  # noqa: BLE001 - the widget then lays it out itself, and reports any error
                 pass
 
-        self.thread = threading.Thread(target=lay_out, name="durable_nb-prepare", daemon=True)
-        self.thread.start()
-        self.at_leaf = PathState(agent)  # meanwhile, on this thread
+        self.thread = _Worker(work)
+        when_idle(self.thread.start)
 
 
 def after_cell(agent: Any) -> None:

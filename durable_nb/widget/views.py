@@ -26,6 +26,7 @@ from ..session import (
     elided_count,
     model_view,
     transcript_view,
+    view_builder,
 )
 from ..session.kinds import bookkeeping
 from .encoding import elide_blobs, entry_title, view_entry, view_message
@@ -156,15 +157,32 @@ class PathState:
     """What following a leaf starts from: its path and the path's model view, transcript view,
     elided count and tally, each the widget's own (copies). O(depth)."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, later: bool = False) -> None:
         """The state at ``agent``'s leaf, from the agent's kept active path and view (copies, at C
         speed; built first if the agent has not yet: O(depth) then, as a first turn would) and the
-        path's :func:`~durable_nb.kept.kept_tally`. Call it on the agent's own thread. O(depth)."""
+        path's :func:`~durable_nb.kept.kept_tally`. Call it on the agent's own thread. O(depth).
+        ``later``: leave the model view's builder, the tally, the transcript and the elided count
+        (O(depth) in Python) to :meth:`finish`, which reads the path copy (any thread: what a
+        preparation does in the background)."""
         path = agent.path()
-        self.leaf, self.path, self.builder = agent.leaf_id, path, agent.view_builder()
-        self.cost = kept_tally(agent, "path", path)
-        self.transcript: list[Entry] = transcript_view(path)
-        self.elided = elided_count(path)
+        self.leaf, self.path = agent.leaf_id, path
+        self.builder: ViewBuilder = ViewBuilder() if later else agent.view_builder()
+        self.cost = Tally()
+        self.transcript: list[Entry] = []
+        self.elided = 0
+        self._later = later
+        if not later:
+            self.finish(agent)
+
+    def finish(self, agent: Any) -> None:
+        """Compute the path's tally (:func:`~durable_nb.kept.kept_tally`: kept, checked when read),
+        transcript view and elided count (and the builder, for ``later``: from the path copy, not the
+        agent's cache). O(depth), or O(new entries) for a tally kept before."""
+        if self._later:
+            self.builder = view_builder(self.path)
+        self.cost = kept_tally(agent, "path", self.path)
+        self.transcript = transcript_view(self.path)
+        self.elided = elided_count(self.path)
 
 
 class Followed:
