@@ -6,6 +6,7 @@ from __future__ import annotations
 import nbformat
 
 from .lab import kernel_stdout, open_notebook, run_all
+from .test_lab_widget import CONTRAST
 
 CELLS = [
     "%load_ext durable_nb\n%durable new alpha",
@@ -45,4 +46,22 @@ def test_session_browser_in_jupyterlab(lab, lab_root, page, screenshots):
     )
     assert "read-only" not in kernel_stdout(page, "get_ipython().run_line_magic('durable', 'status')")
     page.locator(".dnb-browser").screenshot(path=screenshots / "session-browser-lab.png")
+    legible(page, "light", dark=False)
+    page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    try:
+        page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        page.wait_for_timeout(500)  # the theme's variables settle
+        legible(page, "dark", dark=True)
+        page.locator(".dnb-browser").screenshot(path=screenshots / "session-browser-lab-dark.png")
+    finally:
+        page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+        page.wait_for_function("document.body.dataset.jpThemeLight === 'true'", timeout=30_000)
     assert not [u for u in requests if not u.startswith((lab.base, f"blob:{lab.base}"))]  # anywidget's module: a blob
+
+
+def legible(page, theme: str, dark: bool) -> None:
+    """Every text of the browser at least 4.5:1 against its background (WCAG AA), in ``theme``."""
+    seen = page.locator(".dnb-browser").evaluate(CONTRAST)
+    assert (seen["bg"] < 0.1) if dark else (seen["bg"] > 0.8), f"{theme}: background luminance {seen['bg']}"
+    poor = [i for i in seen["items"] if i["ratio"] < 4.5]
+    assert len(seen["items"]) > 10 and not poor, (theme, poor)
