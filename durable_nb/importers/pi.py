@@ -120,7 +120,10 @@ def load(path: Path, records: Iterable[Record]) -> Loaded:
             obj, later = v1.place(lineno, obj)
         if isinstance(obj.get("parentId"), str) and obj["parentId"] in alias:
             obj = dict(obj, parentId=alias[obj["parentId"]])
-        out = guarded(path, lineno, lambda: (ours and _own(obj, root_id)) or _entry(obj, root_id, named))
+        mine = ours and obj.get("durable_nb") != "pi"  # "pi": a record pi wrote, written back as it was
+        if ours and not mine:
+            obj = {k: v for k, v in obj.items() if k != "durable_nb"}
+        out = guarded(path, lineno, lambda: (mine and _own(obj, root_id)) or _entry(obj, root_id, named))
         if later is not None and isinstance(out[0], CompactionEntry):
             v1.later.append((later, out[0]))
         entries.extend(out)

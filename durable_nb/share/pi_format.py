@@ -14,6 +14,9 @@ what is lost):
 - compactions → ``compaction``; labels → ``label`` (a removed name clears its entry's label);
 - every other custom entry → ``custom`` (``customType`` = its kind, ``data`` = its fields), with
   ``display: false`` unless the transcript shows it (notes).
+- a pi session opened here goes back as pi wrote it: its header's fields and time, its
+  ``pi.<type>`` records whole (an extension's ``custom`` one marked ``durable_nb: "pi"``), branch
+  summaries as ``branch_summary``, extension messages as ``custom_message`` (``display: true``).
 
 :mod:`durable_nb.importers.pi` reads a file whose header names this harness back into the same
 entries. The writer never builds markup: every value goes through ``json.dumps``.
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import ai
+from ..importers.pi import BRANCH_PREFIX
 from ..session import CompactionEntry, CustomEntry, Entry, MessageEntry, encode, is_ephemeral, leaf_last
 from ..session.codec import encode_message
 from ..session.kinds import kind_of
@@ -56,15 +60,40 @@ _STOP = {
 def write_pi(job: Job, out: Path) -> None:
     """Write ``job``'s session to ``out`` in pi's session format, one line at a time. O(entries)."""
     agent = job.agent
-    rec = session_record(agent, job.source)
+    made = session_record(agent, job.source)
     header = {"type": "session", "version": 3, "harness": HARNESS, "id": agent.session_id,
-              "timestamp": rec["created_at"], "cwd": ""}  # fmt: skip
+              "timestamp": made["created_at"], "cwd": ""}  # fmt: skip
     durable = [e for e in agent.entries() if not is_ephemeral(e)]
+    root = _pi_header(durable)
+    if root is not None:  # a pi session opened here: its own header, not a root entry under ours
+        header = {**{k: v for k, v in root.data.items() if k not in ("version", "id")}, **header,
+                  "timestamp": root.data.get("timestamp") or made["created_at"], "cwd": root.data.get("cwd", "")}  # fmt: skip
+        durable = [e for e in durable if e is not root]
     targets: dict[str, str] = {}  # label name -> the entry it is on (pi clears a label by its entry)
+    top = root.id if root is not None else ""
     with out.open("w", encoding="utf-8") as f:
         f.write(_line(header))
         for e in leaf_last(durable, agent.leaf_id):
-            f.write(_line(pi_entry(e, targets)))
+            record = pi_entry(e, targets)
+            if top and record["parentId"] == top:
+                record["parentId"] = None
+            f.write(_line(record))
+
+
+def _pi_header(entries: list[Entry]) -> CustomEntry | None:
+    """The root a pi session read by :mod:`durable_nb.importers.pi` has (custom ``pi.session``, its header), if any."""
+    first = entries[0] if entries else None
+    if isinstance(first, CustomEntry) and first.kind == "pi.session" and not first.parent_id:
+        return first if isinstance(first.data, dict) and first.data.get("type") == "session" else None
+    return None
+
+
+def _pi_record(e: CustomEntry) -> dict[str, Any] | None:
+    """The pi record a custom ``pi.<type>`` entry was read from (the importer keeps it whole), if it is one."""
+    d = e.data if isinstance(e.data, dict) else {}
+    if e.kind.startswith("pi.") and d.get("type") == e.kind[3:] and d.get("id") == e.id and e.kind != "pi.session":
+        return d
+    return None
 
 
 def _line(obj: dict[str, Any]) -> str:
@@ -86,7 +115,10 @@ def pi_entry(e: Entry, targets: dict[str, str]) -> dict[str, Any]:
         if target:
             targets[name] = target
             return {"type": "label", **base, "targetId": target, "label": name}
-        return {"type": "label", **base, "targetId": targets.pop(name, ""), "label": None}
+        return {"type": "label", **base, "targetId": targets.pop(name, "")}  # no label: pi's way to clear one
+    raw = _pi_record(e)
+    if raw is not None:  # written back as pi wrote it (a model change, session info, an extension's record)
+        return {**raw, **base, **({"durable_nb": "pi"} if raw.get("type") == "custom" else {})}
     fields = {k: v for k, v in encode(e).items() if k not in _HEADER_KEYS}
     kind = kind_of(e)
     shown = kind is not None and kind.shown == "transcript"
@@ -96,6 +128,12 @@ def pi_entry(e: Entry, targets: dict[str, str]) -> dict[str, Any]:
 def _message_record(m: ai.Message, created_at: str) -> dict[str, Any]:
     """Return ``{"type": ..., ...}`` for a message: a pi message, a meta custom_message, or a custom entry."""
     ms = _ms(m.timestamp or created_at)
+    origin = m.origin or ""
+    if m.injected is None and m.role == "user" and origin.startswith("pi:"):  # read from pi's own records
+        if origin == "pi:branch_summary" and m.text().startswith(BRANCH_PREFIX):
+            return {"type": "branch_summary", "summary": m.text()[len(BRANCH_PREFIX) :]}
+        return {"type": "custom_message", "customType": origin[3:], "content": _blocks(m.content), "display": True,
+                "details": {"origin": origin}}  # fmt: skip
     if m.injected is None and m.role == "user":
         return {"type": "message", "message": {"role": "user", "content": _blocks(m.content), "timestamp": ms}}
     if m.injected is None and m.role == "assistant":

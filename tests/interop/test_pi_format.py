@@ -4,8 +4,10 @@ it back to the same entries, except what docs/exports.md says is lost (checked h
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from interop_sessions import every_kind_agent
 from test_export import build, op
@@ -48,7 +50,7 @@ def expected(e, sid):
         if m.role == "system" or (m.injected is not None and m.role != "user"):
             return e  # kept whole in a custom record
         kept = ai.Message(m.role, [_block(b) for b in m.content], injected=m.injected)
-        if m.injected is not None:
+        if m.injected is not None or (m.origin or "").startswith("pi:"):  # pi's extension messages keep theirs
             kept = msgspec.structs.replace(kept, origin=m.origin)
         if m.role == "assistant":
             stop = STOP.get(m.stop_reason or "", m.stop_reason or ("toolUse" if m.tool_calls() else "stop"))
@@ -94,7 +96,7 @@ def test_every_kind_of_entry_reopens_as_the_same_tree(tmp_path):
     for r in lines[1:]:
         by_type.setdefault(r["type"], []).append(r)
     assert all(r["parentId"] is None for r in lines[1:] if r["id"] == a.entries()[0].id)
-    assert [r["label"] for r in by_type["label"]] == ["first", "moved", "moved", "gone", None]
+    assert [r.get("label") for r in by_type["label"]] == ["first", "moved", "moved", "gone", None]
     assert by_type["label"][-1]["targetId"] == a.ids["img"]  # a removed name clears its entry's label
     assert by_type["compaction"][0]["firstKeptEntryId"] == a.ids["img"]
     meta = by_type["custom_message"]
@@ -139,3 +141,32 @@ def strings(v):
     elif isinstance(v, list):
         for x in v:
             yield from strings(x)
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "importers" / "fixtures"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["agent-sessions-pi-v3-small.jsonl", "pi-v3-branches.generated.jsonl", "pi-current-retained-tail.generated.jsonl",
+     "pi-mono-v1-before-compaction-prefix.jsonl"],
+)  # fmt: skip
+def test_a_pi_session_opened_here_goes_back_to_pi_as_it_was(tmp_path, name):
+    """pi -> durable_nb -> .pi.jsonl -> durable_nb: the same entries. pi's own records (model changes, an
+    extension's custom entries, branch summaries, extension messages) are written back as pi's; the header
+    keeps its fields and time. Lost: a reply without usage comes back with zero counts."""
+    a = open_session(FIXTURES / name).agent
+    out = export(a, tmp_path / "back.pi.jsonl")
+    header = json.loads(out.read_text().splitlines()[0])
+    first = a.entries()[0]
+    assert header["timestamp"] == first.data["timestamp"] and header.get("cwd") == first.data.get("cwd", "")
+    b = open_session(out).agent
+    assert b.leaf_id == a.leaf_id and b.labels() == a.labels()
+    mine, theirs = a.entries(), b.entries()
+    assert [e.id for e in theirs] == [e.id for e in mine]
+    for x, y in zip(mine[1:], theirs[1:]):
+        if isinstance(x, MessageEntry) and x.message.usage is None and x.message.role == "assistant":
+            y = msgspec.structs.replace(y, message=msgspec.structs.replace(y.message, usage=None))
+        assert y == x, x.id
+    records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert not any(r["type"] == "custom" and r["customType"].startswith("pi.") for r in records)
