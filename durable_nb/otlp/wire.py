@@ -13,6 +13,7 @@ anything this module prints or raises.
 from __future__ import annotations
 
 import os
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -149,15 +150,34 @@ def shown(url: str) -> str:
         return "<an unreadable URL>"
 
 
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110's token)
+
+
 def headers() -> dict[str, str]:
     """Return the headers ``OTEL_EXPORTER_OTLP_TRACES_HEADERS`` (else ``OTEL_EXPORTER_OTLP_HEADERS``)
-    set (``key=value,key2=value2``, values percent-decoded), read with the OpenTelemetry API's parser."""
-    raw = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
-    if not raw:
-        return {}
-    from opentelemetry.util.re import parse_env_headers
+    set: ``key=value,key2=value2``, keys lower-cased, values percent-decoded (the standard's format).
 
-    return dict(parse_env_headers(raw, liberal=True))
+    Raises :class:`DurableError` naming the variable and the entry's position or header name, never a
+    value, for an entry that is not ``key=value``, a name that is not a header name, or a value holding
+    a line break or another control character (which no request could carry)."""
+    var = (
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+        if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+        else "OTEL_EXPORTER_OTLP_HEADERS"
+    )
+    out: dict[str, str] = {}
+    for n, item in enumerate(os.environ.get(var, "").split(","), 1):
+        if not item.strip():
+            continue
+        name, eq, value = item.partition("=")
+        name = urllib.parse.unquote(name).strip().lower()
+        if not eq or not _TOKEN.fullmatch(name):
+            raise DurableError(f"{var}: entry {n} is not name=value with a header name (values are not shown)")
+        value = urllib.parse.unquote(value).strip()
+        if any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
+            raise DurableError(f"{var}: the value of {name!r} holds a line break or a control character")
+        out[name] = value
+    return out
 
 
 def _timeout() -> float:
@@ -187,6 +207,8 @@ def post(data: bytes, url: str, extra: dict[str, str], timeout: float | None = N
         raise CollectorError(f"cannot reach the collector at {where}: {reason}") from None
     except (TimeoutError, OSError) as e:
         raise CollectorError(f"cannot reach the collector at {where}: {e.strerror or 'timed out'}") from None
+    except ValueError:  # http.client's refusal of a URL or header it cannot send (its message may hold a value)
+        raise CollectorError(f"cannot send to {where}: the URL or a header cannot go into a request") from None
 
 
 def _batches(turns: Iterable[list[SpanRecord]], size: int) -> Iterator[list[SpanRecord]]:

@@ -110,3 +110,14 @@ def test_a_collector_that_is_down_costs_one_warning_never_a_turn(closed_port):
         said[0].startswith("warning: trace not sent: cannot reach the collector at") and "Connection refused" in said[0]
     )
     pub.close()
+
+
+def test_a_malformed_header_variable_is_one_line_without_its_value(collector, tmp_path, monkeypatch, capsys):
+    stored(tmp_path, monkeypatch)
+    for raw in (f"Authorization Bearer {SECRET}", f"authorization=Bearer%0A{SECRET}", f"bad name={SECRET}"):
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", raw)
+        assert main(["export", "sent", "--to", "otlp", "--endpoint", collector.url]) == 1
+        out = capsys.readouterr()
+        assert SECRET not in out.out + out.err
+        assert out.err.startswith("error: OTEL_EXPORTER_OTLP_HEADERS: ") and len(out.err.strip().splitlines()) == 1
+    assert collector.requests == []
