@@ -68,3 +68,22 @@ def test_bad_trace_arguments_are_one_line(fresh):
         fresh.run_line_magic("durable", "trace jaeger")
     with pytest.raises(UsageError, match="must be an http:// or https:// URL"):
         fresh.run_line_magic("durable", "trace otlp file:///tmp/x")
+
+
+def test_export_in_the_kernel_keeps_the_ephemeral_input_as_sent(fresh, tmp_path, capsys):
+    import json
+
+    fresh.run_cell_magic("durable", "--ephemeral", "the time is 12:00")
+    fresh.run_cell_magic("durable", "", "hello")
+    fresh.run_line_magic("durable", "export t.otlp.json")
+    assert "exported session" in capsys.readouterr().out
+    spans = [
+        s
+        for line in (tmp_path / "t.otlp.json").read_text().splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    ]
+    chat = next(s for s in spans if s["name"] == "chat offline")
+    sent = next(a["value"]["stringValue"] for a in chat["attributes"] if a["key"] == "gen_ai.input.messages")
+    assert [m["parts"][0]["content"] for m in json.loads(sent)] == ["the time is 12:00", "hello"]
