@@ -31,6 +31,7 @@ WAIVED: dict[str, str] = {
     "0013e83": "docs/stores, search: the one search rule and why ... (84)",
     "db87058": "tests: copy now reports each unreadable session ... (102)",
     "3299ac4": "test_compare_find_browser: the custom filter hides ... (78)",
+    "2c5680d": "e2e: the session browser is legible in JupyterLab's ... (73)",
 }
 
 
