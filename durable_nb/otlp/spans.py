@@ -336,8 +336,9 @@ def turn_spans(
     tools: Sequence[ai.ToolSpec] | None = None,
 ) -> list[SpanRecord]:
     """Return the last turn of the path to ``leaf_id`` as a trace of its own (its ``invoke_agent`` span
-    the root, the trace id derived from the turn's first entry): what the live publisher sends when a
-    turn ends. ``[]`` when the path is empty. O(depth + size of the turn's requests)."""
+    the root, the trace id derived from the turn's first and last entries: fan-out variants share their
+    input): what the live publisher sends when a turn ends. ``[]`` when the path is empty.
+    O(depth + size of the turn's requests)."""
     by_id: dict[str, Any] = {e.id: e for e in entries}
     p = path(by_id, leaf_id)
     ts = turns(p)
@@ -348,4 +349,7 @@ def turn_spans(
     views = _Views(p)
     base = view_builder(p[: last.start])
     views.base = base
-    return _turn_spans(last, views, ctx, _hash(session_id, "turn", last.entries[0].id, size=16), 0)
+    trace_id = _hash(
+        session_id, "turn", last.entries[0].id, last.entries[-1].id, size=16
+    )  # fan-out variants share a start
+    return _turn_spans(last, views, ctx, trace_id, 0)

@@ -121,3 +121,28 @@ def test_a_malformed_header_variable_is_one_line_without_its_value(collector, tm
         assert SECRET not in out.out + out.err
         assert out.err.startswith("error: OTEL_EXPORTER_OTLP_HEADERS: ") and len(out.err.strip().splitlines()) == 1
     assert collector.requests == []
+
+
+def test_each_fan_out_variant_is_a_trace_of_its_own(collector):
+    from durable_nb import ai
+
+    def a_model(messages):
+        return ai.assistant_message("from a", model="a")
+
+    def b_model(messages):
+        return ai.assistant_message("from b", model="b")
+
+    agent = durable.Agent(session_id="fan")
+    pub = OtlpPublisher(agent, collector.url)
+    agent.fan_out(durable.meta("shared context"), "q", variants=[a_model, b_model], on_event=lambda b, ev: pub(ev))
+    assert pub.flush(10) and pub.sent == 2
+    reqs = []
+    for _, _, body in collector.requests:
+        req = ExportTraceServiceRequest()
+        req.ParseFromString(body)
+        reqs.append([s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans])
+    names = sorted(s.name for spans in reqs for s in spans)
+    assert names == ["chat a", "chat b", "invoke_agent durable_nb", "invoke_agent durable_nb"]
+    assert len({s.trace_id for spans in reqs for s in spans}) == 2
+    assert len({s.span_id for spans in reqs for s in spans}) == 4
+    pub.close()
