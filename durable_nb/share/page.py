@@ -41,6 +41,7 @@ from ..widget import VIEW_LIMIT, agent_layout, cost_text, elide_blobs, fallback,
 from ..widget.assets import built
 from ..widget.chips import Chips
 from ..widget.encoding import entry_title
+from ..widget.listing import facts, timeline
 from ..widget.tree import leaf_shown
 from ..widget.views import at_shown_leaf
 
@@ -151,12 +152,19 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
         "views": views,
         "entries": {i: {**elide_blobs(codec.encode(e)), "title": entry_title(e)} for i, e in by_id.items()},
         "shown_leaf": shown,  # the leaf badge's entry (the leaf stepped up over a label)
+        "facts": [_facts(by_id[i], chips) if i else {} for i in lay.lines],  # per line, for the List panel
+        "timeline": timeline(agent),
         "notes": {
             "missing": f"The views at {{id}} are not in this page (it holds them at {len(views)} of {len(entries)} "
             "entries: the leaf, the branch tips and the active path first). The details below are complete.",
             "limit": f"This page holds the last {limit} items of each view.",
         },
     }
+
+
+def _facts(e: Any, chips: Chips) -> dict[str, Any]:
+    f = facts(e, chips)
+    return {k: v for k, v in f.items() if not (v is None or v is False or v in ("", []) or (k == "tokens" and v == 0))}
 
 
 def page_html(agent: Any, source: str = "", budget: int = VIEW_BUDGET) -> str:

@@ -81,12 +81,12 @@ def _label(r: dict[str, Any]) -> str:
 
 
 def chip_text(chip: dict[str, Any]) -> str:
-    """Return a chip (:mod:`durable_nb.widget.chips`) as one line: ``pass · exact`` / ``fail · judge (0.2)``
-    for a verdict, ``★ 0.5 #wrong-tool · ana: the note`` for an annotation (the latest of its author; ``(2)``
-    when it corrects earlier ones). O(size of the chip)."""
-    more = f" ({chip['count']})" if chip.get("count", 1) > 1 else ""
+    """Return a chip (:mod:`durable_nb.widget.chips`) as one line: ``pass · exact`` / ``fail · judge · 0.2``
+    for a verdict, ``★ 0.5 #wrong-tool · ana: the note`` for an annotation (the latest of its author; ``×2``
+    when it corrects an earlier one). O(size of the chip)."""
+    more = f" ×{chip['count']}" if chip.get("count", 1) > 1 else ""
     if chip.get("kind") == "verdict":
-        score = f" ({chip['score']:g})" if isinstance(chip.get("score"), (int, float)) else ""
+        score = f" · {chip['score']:g}" if isinstance(chip.get("score"), (int, float)) else ""
         shown = "error" if chip.get("error") else "pass" if chip.get("passed") else "fail"
         return f"{shown} · {chip.get('grader') or 'grader'}{score}{more}"
     parts = [f"★ {chip['score']:g}"] if isinstance(chip.get("score"), (int, float)) else []

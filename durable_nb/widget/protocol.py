@@ -39,11 +39,25 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
+# the List panel's, the keys' and the timeline's declarations, re-exported: one protocol
+from .protocol_nav import (  # noqa: F401
+    Facets,
+    Filter,
+    QueryRequest,
+    SortKey,
+    StepReply,
+    StepRequest,
+    StepWhat,
+    TimelineReply,
+    TimelineRequest,
+    Turn,
+)
+
 # -- names ---------------------------------------------------------------------------------------
 
-Action = Literal["lines", "locate", "branch", "search", "compare", "filter", "views"]
-ReplyName = Literal["lines", "locate", "search", "views"]
-View = Literal["tree", "model", "transcript", "compare", "grid"]  # the tab the page shows
+Action = Literal["lines", "locate", "branch", "search", "compare", "filter", "views", "query", "step", "timeline"]
+ReplyName = Literal["lines", "locate", "search", "views", "query", "step", "timeline"]
+View = Literal["tree", "model", "transcript", "compare", "grid", "list"]  # the tab the page shows
 Mark = Literal["root", "cont", "branch", "eph"]  # how a line hangs off the line above it
 RowType = Literal["message", "compaction", "custom", "start"]
 FilterGroup = Literal["custom", "aside", "tool_result"]  # the kind groups the tree can hide
@@ -359,7 +373,18 @@ class ViewsRequest(TypedDict):
     action: Literal["views"]
 
 
-Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest
+Request = (
+    LinesRequest
+    | LocateRequest
+    | BranchRequest
+    | SearchRequest
+    | CompareRequest
+    | FilterRequest
+    | ViewsRequest
+    | QueryRequest
+    | StepRequest
+    | TimelineRequest
+)
 
 
 # -- replies -------------------------------------------------------------------------------------
@@ -417,4 +442,27 @@ class ViewsReply(TypedDict):
     transcript: NotRequired[ListDelta]
 
 
-Reply = LinesReply | LocateReply | SearchReply | ViewsReply
+class ListItem(TypedDict):
+    """An entry of the flat list: its row and chips, on the active path or not, and the line drawing it
+    (``index``; ``drawn``: itself, or its nearest drawn ancestor under a kind filter; ``-1``/``""``: none)."""
+
+    id: str
+    index: int
+    drawn: str
+    row: Row
+    chips: list[Chip]
+    on: bool
+
+
+class QueryReply(TypedDict):
+    reply: Literal["query"]
+    rev: int
+    seq: int
+    sort: SortKey
+    total: int
+    start: int
+    items: list[ListItem]
+    facets: Facets
+
+
+Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply

@@ -17,7 +17,7 @@ from ..errors import DurableError
 from ..kept import keep_tally, session_tally
 from ..kinds.leaf_move import move_leaf
 from ..session import Entry, Finder, MessageEntry
-from . import comparison, fallback, preparation, views_delta
+from . import comparison, fallback, listing, preparation, views_delta
 from .assets import front_end
 from .chips import Chips
 from .encoding import tree_line
@@ -53,7 +53,12 @@ class SessionWidget(anywidget.AnyWidget):
         "compare": "_do_compare",
         "filter": "_do_filter",
         "views": "_do_views",
+        "query": "_do_query",
+        "step": "_do_step",
+        "timeline": "_do_timeline",
     }
+    # the flat list, the keyboard's steps and the timeline strip: answered in durable_nb.widget.listing
+    _do_query, _do_step, _do_timeline = listing.do_query, listing.do_step, listing.do_timeline
 
     session_id = traitlets.Unicode("").tag(sync=True)
     tree = traitlets.Dict().tag(sync=True)  # {"rev", "lines", "entries", "changed_from", "leaf_line"}

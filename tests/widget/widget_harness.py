@@ -69,7 +69,8 @@ def front_end_send(w, content):
 class Page:
     """One harness page showing widget ``w``; ``requests`` lists every refused request."""
 
-    READS = ("lines", "locate")  # what a kernel that answers nothing else still answers with bridge=False
+    # what a kernel that answers nothing else still answers with bridge=False: the reads the page makes unasked
+    READS = ("lines", "locate", "timeline")
 
     def __init__(self, browser, w, bridge: bool = True, width: int = 900, height: int = 820):
         self.w = w

@@ -7,11 +7,11 @@ import { h } from "./dom";
 import { oneLine } from "./format";
 import type { Chip } from "./protocol";
 
-/** A chip as one line: "pass · exact", "fail · judge (0.2)", "★ 0.5 #wrong-tool · ana" (as fallback.chip_text). */
+/** A chip as one line: "pass · exact", "fail · judge · 0.2", "★ 0.5 #wrong-tool · ana ×2" (as fallback.chip_text). */
 export function chipText(c: Chip): string {
-  const more = c.count > 1 ? ` (${c.count})` : "";
+  const more = c.count > 1 ? ` ×${c.count}` : "";
   if (c.kind === "verdict") {
-    const score = typeof c.score === "number" ? ` (${+c.score.toPrecision(6)})` : "";
+    const score = typeof c.score === "number" ? ` · ${+c.score.toPrecision(6)}` : "";
     return `${c.error ? "error" : c.passed ? "pass" : "fail"} · ${c.grader || "grader"}${score}${more}`;
   }
   const parts = typeof c.score === "number" ? [`★ ${+c.score.toPrecision(6)}`] : [];

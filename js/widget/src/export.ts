@@ -9,7 +9,8 @@
  * up; "continue from here" moves this page's leaf (navigation only).
  */
 import widget from "./index";
-import type { Entry, Line, Model, Reply, Request, Row, Traits, Views } from "./protocol";
+import { answerQuery, answerStep, linkedRef, resolveRef, type LineFacts } from "./offline";
+import type { Entry, Line, Model, Reply, Request, Row, TimelineReply, Traits, Views } from "./protocol";
 
 /** The embedded views at one entry: [model refs, model total, transcript refs, transcript total, depth, elided, cost]. */
 type EmbeddedViews = [number[], number, number[], number, number, number, string];
@@ -22,6 +23,8 @@ interface PageData {
   entries: Record<string, Entry & { title?: string }>;
   notes: { missing: string; limit: string };
   shown_leaf?: string; // the entry the leaf badge is on (the leaf stepped up over a label)
+  facts?: LineFacts[]; // per line: what the List panel filters and sorts by (listing.facts)
+  timeline?: { total: number; turns: TimelineReply["turns"] };
 }
 
 type Listener = (...args: unknown[]) => void;
@@ -108,6 +111,10 @@ function standIn(data: PageData): Model {
       const i = index.get(String(msg.id));
       return reply({ reply: "locate", id: msg.id, rev: state.tree.rev, index: i ?? -1, drawn: i === undefined ? "" : msg.id });
     }
+    if (msg.action === "views") return reply({ reply: "views", rev: state.tree.rev, seq: 0, base: -1, views: { ...state.views } });
+    if (msg.action === "query") return reply(answerQuery(msg, lines, data.facts || [], mark, state.tree.rev));
+    if (msg.action === "step") return reply(answerStep(msg, lines, index, state.tree.rev));
+    if (msg.action === "timeline") return reply({ reply: "timeline", rev: state.tree.rev, ...(data.timeline || { total: 0, turns: [] }) });
     if (msg.action !== "branch" || ephemeral.has(msg.id) || !(msg.id in data.entries)) return;
     state.leaf_id = shown = String(msg.id);
     state.selected_id = "";
@@ -117,7 +124,16 @@ function standIn(data: PageData): Model {
     update();
   }
 
+  // a deep link (#entry=ID, a label or 4+ characters of an id) opens the page with that entry selected
+  const ref = typeof location !== "undefined" ? linkedRef(location.hash) : null;
+  let linkNote = "";
+  if (ref !== null) {
+    const [id, why] = resolveRef(ref, Object.keys(data.entries), state.labels || {});
+    if (id) state.selected_id = id;
+    else linkNote = `the link's #entry=${ref} ${why}: the page opens at the leaf`;
+  }
   update();
+  if (linkNote) state.error = linkNote; // said until the next selection
   const model: Model = {
     get: (key) => state[key],
     set: (key, value) => {

@@ -10,7 +10,9 @@
  * innerHTML, creates <img>, or follows a URL from the data.
  */
 import { Ctx } from "./context";
+import { keyboard } from "./keys";
 import { PANELS } from "./panels";
+import { timelineStrip } from "./panels/timeline";
 import { toolbar } from "./panels/toolbar";
 import type { Model } from "./protocol";
 
@@ -21,7 +23,12 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   const ctx = new Ctx(model);
   const panels = PANELS.map((make) => make(ctx));
   const bars = toolbar(ctx, panels);
-  ctx.root.append(...bars.els, ...panels.map((p) => p.el));
+  const strip = timelineStrip(ctx);
+  const keys = keyboard(ctx);
+  const nav = document.createElement("div");
+  nav.className = "dnb-nav";
+  nav.append(strip.el, keys.el);
+  ctx.root.append(...bars.els, nav, ...panels.map((p) => p.el));
   el.append(ctx.root);
 
   let firstPaint = true;
@@ -47,6 +54,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
       lastLeaf = leaf;
       ctx.hooks.paintRows();
       for (const p of panels) p.draw();
+      strip.draw();
       bars.draw();
       ctx.hooks.drawStatus();
       ctx.synced.want(model.get("view"), ctx.kernel);
@@ -63,6 +71,8 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
     for (const [ev, cb] of handlers) model.off(ev, cb);
     for (const p of panels) p.dispose?.();
     bars.dispose();
+    strip.dispose();
+    keys.dispose();
     ctx.kernel.dispose();
     unsubscribe();
     ctx.synced.dispose();

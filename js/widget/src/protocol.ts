@@ -36,10 +36,14 @@ export interface Row {
   elides?: [string, string, number]; // [first id, last id, count]
 }
 
-export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter" | "views";
-export type ReplyName = "lines" | "locate" | "search" | "views";
+export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter" | "views" | "query" | "step" | "timeline";
+export type ReplyName = "lines" | "locate" | "search" | "views" | "query" | "step" | "timeline";
 /** the tab the page shows */
-export type View = "tree" | "model" | "transcript" | "compare" | "grid";
+export type View = "tree" | "model" | "transcript" | "compare" | "grid" | "list";
+/** how the flat list is ordered */
+export type SortKey = "tree" | "time" | "cost" | "tokens";
+/** what the keyboard steps to */
+export type StepWhat = "entry" | "turn" | "branch";
 /** how a line hangs off the line above it */
 export type Mark = "root" | "cont" | "branch" | "eph";
 export type RowType = "message" | "compaction" | "custom" | "start";
@@ -344,7 +348,39 @@ export interface ViewsRequest {
   action: "views";
 }
 
-export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest;
+/** What the flat list keeps: every field given must hold. */
+export interface Filter {
+  role?: string;
+  kind?: string;
+  model?: string;
+  tool?: string;
+  tag?: string;
+  error?: boolean;
+  min_score?: number;
+  max_score?: number;
+  on_path?: boolean;
+}
+
+export interface QueryRequest {
+  action: "query";
+  query: Filter;
+  sort: SortKey;
+  start: number;
+  seq: number;
+}
+
+export interface StepRequest {
+  action: "step";
+  id: string;
+  what: StepWhat;
+  dir: number;
+}
+
+export interface TimelineRequest {
+  action: "timeline";
+}
+
+export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest | QueryRequest | StepRequest | TimelineRequest;
 
 // -- Python's replies (custom messages) --
 
@@ -396,7 +432,61 @@ export interface ViewsReply {
   transcript?: ListDelta;
 }
 
-export type Reply = LinesReply | LocateReply | SearchReply | ViewsReply;
+export interface Facets {
+  role: string[];
+  kind: string[];
+  model: string[];
+  tool: string[];
+  tag: string[];
+}
+
+/** An entry of the flat list, and the line drawing it (-1 / "": none). */
+export interface ListItem {
+  id: string;
+  index: number;
+  drawn: string;
+  row: Row;
+  chips: Chip[];
+  on: boolean;
+}
+
+export interface QueryReply {
+  reply: "query";
+  rev: number;
+  seq: number;
+  sort: SortKey;
+  total: number;
+  start: number;
+  items: ListItem[];
+  facets: Facets;
+}
+
+export interface StepReply {
+  reply: "step";
+  rev: number;
+  what: StepWhat;
+  id: string;
+  index: number;
+}
+
+/** A bar of the timeline: a turn (or n consecutive ones), its replies' cost (null: unknown) and tokens. */
+export interface Turn {
+  id: string;
+  at: string;
+  cost: number | null;
+  tokens: number;
+  n: number;
+  on: boolean;
+}
+
+export interface TimelineReply {
+  reply: "timeline";
+  rev: number;
+  total: number;
+  turns: Turn[];
+}
+
+export type Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply;
 
 /** anywidget's model, as this front end uses it (typed by trait). */
 export interface Model {
@@ -427,5 +517,12 @@ export function asReply(msg: unknown): Reply | null {
       ? (msg as unknown as SearchReply)
       : null;
   }
+  if (msg.reply === "query") {
+    return typeof msg.seq === "number" && typeof msg.total === "number" && Array.isArray(msg.items) && isObject(msg.facets)
+      ? (msg as unknown as QueryReply)
+      : null;
+  }
+  if (msg.reply === "step") return typeof msg.id === "string" && typeof msg.index === "number" ? (msg as unknown as StepReply) : null;
+  if (msg.reply === "timeline") return Array.isArray(msg.turns) ? (msg as unknown as TimelineReply) : null;
   return null;
 }

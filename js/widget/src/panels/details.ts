@@ -2,6 +2,7 @@
 import { injectionBadge, originLabel } from "../badges";
 import { drawBlocks } from "../blocks";
 import { chipLines } from "../chips";
+import { copyLink } from "../links";
 import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { duration, short } from "../format";
@@ -97,7 +98,7 @@ export function detailsPart(ctx: Ctx): { el: HTMLElement; draw: () => void } {
     );
     const pick = button("dnb-action dnb-pick", ctx.picks.includes(e.id) ? "Unpick" : "Pick for compare", () => ctx.togglePick(e.id));
     pick.title = "Pick two or more entries (replies, or the leaves of branches), then Compare in the bar above.";
-    actions.append(pick);
+    actions.append(pick, copyLink(e.id));
     el.append(actions);
   }
 

@@ -1,0 +1,86 @@
+/**
+ * The timeline strip above the panels: the session's turns (every branch) over time, one bar per turn
+ * in time order (or per group of turns in a long session), its height the turn's cost (its tokens when no price is
+ * known). Python computes it ({action: "timeline"}, durable_nb.widget.listing.timeline), at most a few
+ * hundred bars; a click on a bar selects that turn in the tree.
+ */
+import type { Ctx } from "../context";
+import { h } from "../dom";
+import { asReply, type TimelineReply, type Turn } from "../protocol";
+import { openInTree } from "./list";
+
+export interface Strip {
+  el: HTMLElement;
+  draw(): void;
+  dispose(): void;
+}
+
+const money = (x: number) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(2)}`);
+
+export function timelineStrip(ctx: Ctx): Strip {
+  const { model } = ctx;
+  const el = h("div", "dnb-timeline");
+  el.setAttribute("role", "group");
+  el.setAttribute("aria-label", "timeline: turns over time, cost per turn");
+  const bars = h("div", "dnb-timeline-bars");
+  const label = h("span", "dnb-timeline-label dnb-muted", "");
+  el.append(label, bars);
+  el.hidden = true;
+  let askedRev = -1;
+  let turns: Turn[] = [];
+
+  function ask(): void {
+    if (askedRev === ctx.tree.rev || ctx.kernel.staleReason() || !ctx.tree.entries) return;
+    askedRev = ctx.tree.rev;
+    model.send({ action: "timeline" });
+  }
+
+  function onTimeline(r: TimelineReply): void {
+    turns = r.turns;
+    el.hidden = turns.length < 2; // a strip of one turn says nothing
+    const byCost = turns.some((t) => t.cost);
+    const size = (t: Turn) => (byCost ? t.cost || 0 : t.tokens);
+    const top = Math.max(...turns.map(size), 0) || 1;
+    const first = turns[0].at.replace("T", " ").slice(0, 16);
+    const last = turns[turns.length - 1].at.replace("T", " ").slice(0, 16);
+    label.textContent = `${r.total} turns${first ? ` · ${first} → ${last}` : ""} · ${byCost ? "cost" : "tokens"} per turn`;
+    bars.replaceChildren(
+      ...turns.map((t) => {
+        const b = h("button", "dnb-timeline-bar");
+        b.type = "button";
+        b.dataset.id = t.id;
+        b.style.height = `${Math.max(8, (size(t) / top) * 100)}%`;
+        if (t.on) b.classList.add("dnb-active");
+        if (t.cost === null) b.classList.add("dnb-unknown");
+        const cost = t.cost === null ? "cost unknown" : money(t.cost);
+        b.title = `${t.n > 1 ? `${t.n} turns from ` : "turn "}${t.at.replace("T", " ").slice(0, 19)} · ${cost} · ${t.tokens.toLocaleString("en-US")} tokens`;
+        b.setAttribute("aria-label", b.title);
+        b.addEventListener("click", () => openInTree(ctx, t.id));
+        return b;
+      }),
+    );
+    mark();
+  }
+
+  /** Mark the bar of the turn the selection is in (the selected entry itself when it starts one). */
+  function mark(): void {
+    const sel = ctx.selected();
+    for (const b of bars.children as HTMLCollectionOf<HTMLElement>) b.classList.toggle("dnb-selected", b.dataset.id === sel);
+  }
+
+  const onCustom = (msg: unknown) => {
+    const r = asReply(msg);
+    if (r?.reply === "timeline") onTimeline(r);
+  };
+  model.on("msg:custom", onCustom);
+  return {
+    el,
+    draw() {
+      ask();
+      mark();
+    },
+    dispose() {
+      model.off("msg:custom", onCustom);
+    },
+  };
+}
