@@ -7,7 +7,7 @@ from typing import Any
 
 from ...cost import format_tally
 from ...errors import DurableError
-from ...kept import kept_tally
+from ...kept import kept_tally, session_tally
 from ...session import KIND_NAMES, kind_of_store
 from ..context import Context
 from ..options import Call, Option
@@ -21,6 +21,7 @@ def status(ctx: Context, call: Call) -> None:
     a = st.agent
     where = f"read-only copy of {st.inspected.source}" if st.inspected else store_place(st.store, a.session_id)
     c = counts(a.entries())
+    whole = session_tally(a, a.entries())  # first: an unbranched log's path tally is the same one, kept
     lines = [
         f"session  {a.session_id}  ({where})",
         f"model    {model_label(st.own.model)}",
@@ -31,7 +32,7 @@ def status(ctx: Context, call: Call) -> None:
         staged_text(st.staged),
         f"labels   {labels_text(a.labels()) or 'none (%durable label NAME names the leaf)'}",
         f"cost     branch   {format_tally(kept_tally(a, 'path', a.path()))}",
-        f"         session  {format_tally(kept_tally(a, 'session', a.entries()))} (all branches)",
+        f"         session  {format_tally(whole)} (all branches)",
     ]
     if st.inspected is not None:
         lines.insert(
