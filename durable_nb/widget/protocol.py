@@ -26,6 +26,10 @@ that change the session (``branch``, ``compare``, ``filter``) answer by setting 
 - ``compare``: sets ``comparison`` (ids, labels or prefixes) and ``view = "compare"``; no ids clears it.
 - ``filter``: lays the tree out again with those :data:`FilterGroup` groups hidden, sets ``hidden``.
 - ``views``: the whole ``views`` value (a ``views`` reply with ``base`` ``-1``), for a part the page holds stale.
+- ``fallback``: the output's static fallback as it would be displayed now (``text/html`` and
+  ``text/plain``, bounded as :mod:`durable_nb.widget.fallback` says). The page asks after the session
+  changed; durable_nb's JupyterLab / Notebook 7 extension writes it into the output, so a saved
+  notebook's fallback is the session at save time.
 
 A sync also pushes a ``lines`` reply (the changed lines near the leaf) just before the ``tree``
 update that announces them, once the page has asked for lines. From then on a sync that moves
@@ -55,8 +59,10 @@ from .protocol_nav import (  # noqa: F401
 
 # -- names ---------------------------------------------------------------------------------------
 
-Action = Literal["lines", "locate", "branch", "search", "compare", "filter", "views", "query", "step", "timeline"]
-ReplyName = Literal["lines", "locate", "search", "views", "query", "step", "timeline"]
+Action = Literal[
+    "lines", "locate", "branch", "search", "compare", "filter", "views", "query", "step", "timeline", "fallback"
+]
+ReplyName = Literal["lines", "locate", "search", "views", "query", "step", "timeline", "fallback"]
 View = Literal["tree", "model", "transcript", "compare", "grid", "list"]  # the tab the page shows
 Mark = Literal["root", "cont", "branch", "eph"]  # how a line hangs off the line above it
 RowType = Literal["message", "compaction", "custom", "start"]
@@ -373,6 +379,10 @@ class ViewsRequest(TypedDict):
     action: Literal["views"]
 
 
+class FallbackRequest(TypedDict):
+    action: Literal["fallback"]
+
+
 Request = (
     LinesRequest
     | LocateRequest
@@ -384,6 +394,7 @@ Request = (
     | QueryRequest
     | StepRequest
     | TimelineRequest
+    | FallbackRequest
 )
 
 
@@ -465,4 +476,11 @@ class QueryReply(TypedDict):
     facets: Facets
 
 
-Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply
+class FallbackReply(TypedDict):
+    reply: Literal["fallback"]
+    rev: int
+    html: str  # the output's text/html
+    text: str  # the output's text/plain
+
+
+Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply | FallbackReply

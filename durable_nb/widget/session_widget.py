@@ -30,6 +30,8 @@ MAX_LINES = 400  # lines one "lines" reply may carry
 PUSH_AROUND = 40  # lines around the leaf a sync pushes to a page that is drawn (it scrolls there)
 MAX_HITS = 1000  # search hits one "search" reply carries ("total" says how many there are)
 MAX_QUERY = 500  # characters of a search query read
+# The output's own mime type: the extension's renderer shows the fallback until the widget is live.
+OUTPUT_MIME = "application/vnd.durable-nb.widget+json"
 
 
 class SessionWidget(anywidget.AnyWidget):
@@ -56,6 +58,7 @@ class SessionWidget(anywidget.AnyWidget):
         "query": "_do_query",
         "step": "_do_step",
         "timeline": "_do_timeline",
+        "fallback": "_do_fallback",
     }
     # the flat list, the keyboard's steps and the timeline strip: answered in durable_nb.widget.listing
     _do_query, _do_step, _do_timeline = listing.do_query, listing.do_step, listing.do_timeline
@@ -338,24 +341,28 @@ class SessionWidget(anywidget.AnyWidget):
     def __repr__(self) -> str:
         return f"SessionWidget({fallback.header(self._static_state())})"
 
+    def fallback_bundle(self) -> dict[str, str]:
+        """Return the static fallback as it would be displayed now: ``text/plain`` and ``text/html``
+        (the tree's first and last lines and both views, escaped, no script; see
+        :mod:`durable_nb.widget.fallback`); a widget on its compare view (``%durable compare``) falls
+        back to the comparison (:mod:`durable_nb.widget.comparison`). O(fallback.ROWS + view size)."""
+        if self.comparison and self.view == "compare":
+            c = self.comparison
+            return {"text/plain": comparison.text(c), "text/html": comparison.html(c)}
+        state = self._static_state()
+        return {"text/plain": fallback.text(state), "text/html": fallback.html(state)}
+
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
-        """Return the widget view plus a static fallback: ``text/html`` (the tree's first and last
-        lines and both views, escaped, no script; see :mod:`durable_nb.widget.fallback`) and a
-        ``text/plain`` summary. JupyterLab and Notebook 7 draw the widget; a renderer with no kernel or
-        widget manager (nbconvert, nbviewer, GitHub) shows the fallback. The fallback is the
-        session as it was when the output was displayed; a widget opened on its compare view
-        (``%durable compare``) falls back to the comparison (:mod:`durable_nb.widget.comparison`).
-        O(fallback.ROWS + view size)."""
+        """Return the widget view plus :meth:`fallback_bundle` and :data:`OUTPUT_MIME` (which
+        durable_nb's JupyterLab / Notebook 7 extension renders: the fallback while the widget's model
+        is missing, a reopened notebook, then the widget). JupyterLab and Notebook 7 draw the widget; a
+        renderer with no kernel or widget manager (nbconvert, nbviewer, GitHub) shows the fallback: the
+        session as it was when displayed, or when last saved from a page with the extension. O(fallback)."""
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        if self.comparison and self.view == "compare":  # %durable compare: the comparison is the fallback
-            c = self.comparison
-            return {**data, "text/plain": comparison.text(c), "text/html": comparison.html(c)}, metadata
-        state = self._static_state()
-        data = {**data, "text/plain": fallback.text(state), "text/html": fallback.html(state)}
-        return data, metadata
+        return {**data, **self.fallback_bundle(), OUTPUT_MIME: {"session": self.session_id}}, metadata
 
     # -- requests ----------------------------------------------------------
 
@@ -431,6 +438,11 @@ class SessionWidget(anywidget.AnyWidget):
                 return
             self.error = ""
             self.view = "compare"
+
+    def _do_fallback(self, _req: dict[str, Any]) -> None:
+        """``{"action": "fallback"}``: reply with :meth:`fallback_bundle` (:mod:`~durable_nb.widget.protocol`)."""
+        b = self.fallback_bundle()
+        self.send({"reply": "fallback", "rev": self._rev, "html": b["text/html"], "text": b["text/plain"]})
 
     def _do_filter(self, req: dict[str, Any]) -> None:
         """``{"action": "filter", "hide"}``: lay the tree out with those kind groups hidden. O(n)."""

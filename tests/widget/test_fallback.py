@@ -175,3 +175,25 @@ def test_a_recorded_leaf_move_is_drawn_neither_live_nor_in_the_fallback():
     static = [x["row"].get("id") for x in fresh._static_state()["lines"]]
     html = fresh._repr_mimebundle_()[0]["text/html"]
     assert mark.id not in static and mark.id[:8] not in html and "leaf_move" not in html
+
+
+def test_the_page_asks_for_the_fallback_as_it_is_now(agent):
+    """``{"action": "fallback"}`` replies with the output's text/html and text/plain as a display now
+    would carry them (the extension writes them into the output, so a saved notebook is current)."""
+    from widget_harness import front_end_send
+
+    from durable_nb.widget.session_widget import OUTPUT_MIME
+
+    w = SessionWidget(agent)
+    shown = bundle(agent)
+    assert shown[OUTPUT_MIME] == {"session": agent.session_id}
+    agent.run("One more question").wait()
+    w.sync()
+    mark, count = len(w.comm.sent), len(agent.entries())
+    front_end_send(w, {"action": "fallback"})
+    (reply,) = [m["custom"] for m in w.comm.messages(mark) if "custom" in m]
+    assert reply["reply"] == "fallback" and reply["rev"] == w.tree["rev"]
+    now = bundle(agent)
+    assert (reply["html"], reply["text"]) == (now["text/html"], now["text/plain"])
+    assert "One more question" in reply["html"] and "One more question" not in shown["text/html"]
+    assert len(agent.entries()) == count  # a read: nothing written

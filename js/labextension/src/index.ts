@@ -1,8 +1,9 @@
 /**
  * durable_nb's JupyterLab 4 / Notebook 7 extension: the notebook keeps its
  * session id (./identity.ts) and tagged cells show badges and toggle
- * (./tags.ts), and `%%durable` cells are highlighted as Markdown
- * (./highlight.ts). The session widget itself is an anywidget and needs nothing here.
+ * (./tags.ts), `%%durable` cells are highlighted as Markdown (./highlight.ts), and a session
+ * widget's output shows its saved view until the widget is live and keeps that view fresh for
+ * the saved file (./output.ts). The widget itself is an anywidget.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
@@ -12,11 +13,13 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import { watchProse } from './highlight';
 import { followRename, reconcile, sendIdentity } from './identity';
+import { addOutputRenderer } from './output';
 import { TAGS, TOGGLE, toggleCommand, toggleTag, watchBadges } from './tags';
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'durable_nb:plugin',
-  description: "durable_nb: the notebook's session id in its metadata; badges and toggles for tagged cells.",
+  description:
+    "durable_nb: the notebook's session id in its metadata; badges and toggles for tagged cells; session widget outputs.",
   autoStart: true,
   requires: [INotebookTracker],
   optional: [ICommandPalette, IEditorLanguageRegistry],
@@ -29,6 +32,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const contents = app.serviceManager.contents;
 
     tracker.widgetAdded.connect((_, panel: NotebookPanel) => {
+      addOutputRenderer(panel);
       const ctx = panel.sessionContext;
       sendIdentity(ctx.session?.kernel, panel);
       ctx.kernelChanged.connect((__, change) => sendIdentity(change.newValue, panel));

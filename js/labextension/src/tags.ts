@@ -28,8 +28,8 @@ function tagsOf(cell: Cell): string[] {
   return Array.isArray(t) ? t.filter(x => typeof x === 'string') : [];
 }
 
-/** Draw the badges of `cell` from its tags (idempotent); mark the cell with its id, which the session
- * widget uses to name a `cell:<id>` origin by the cell's execution count and first line. */
+/** Draw the badges of `cell` from its tags (idempotent); mark the cell with its id
+ * (`data-durable-cell-id`: what a `cell:<id>` origin names; tests find cells by it). */
 export function renderBadges(cell: Cell): void {
   cell.node.dataset.durableCellId = cell.model.id;
   const ours = tagsOf(cell).filter(t => (TAGS as readonly string[]).includes(t));

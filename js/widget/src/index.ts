@@ -15,6 +15,7 @@ import { PANELS } from "./panels";
 import { timelineStrip } from "./panels/timeline";
 import { toolbar } from "./panels/toolbar";
 import type { Model } from "./protocol";
+import { keepFallback } from "./snapshot";
 
 /** The traits whose change redraws the widget (`tree` has its own handler: the lines move). */
 const REDRAWN = ["leaf_id", "elided", "selected_id", "views", "error", "session_id", "view", "labels", "comparison", "hidden", "read_only", "session_cost", "evaluation"];
@@ -67,7 +68,9 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   for (const [ev, cb] of handlers) model.on(ev, cb);
   const unsubscribe = ctx.synced.subscribe(refresh);
   refresh();
+  const stopFallback = keepFallback(ctx, el);
   return () => {
+    stopFallback();
     for (const [ev, cb] of handlers) model.off(ev, cb);
     for (const p of panels) p.dispose?.();
     bars.dispose();

@@ -36,8 +36,8 @@ export interface Row {
   elides?: [string, string, number]; // [first id, last id, count]
 }
 
-export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter" | "views" | "query" | "step" | "timeline";
-export type ReplyName = "lines" | "locate" | "search" | "views" | "query" | "step" | "timeline";
+export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter" | "views" | "query" | "step" | "timeline" | "fallback";
+export type ReplyName = "lines" | "locate" | "search" | "views" | "query" | "step" | "timeline" | "fallback";
 /** the tab the page shows */
 export type View = "tree" | "model" | "transcript" | "compare" | "grid" | "list";
 /** how the flat list is ordered */
@@ -380,7 +380,11 @@ export interface TimelineRequest {
   action: "timeline";
 }
 
-export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest | QueryRequest | StepRequest | TimelineRequest;
+export interface FallbackRequest {
+  action: "fallback";
+}
+
+export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest | QueryRequest | StepRequest | TimelineRequest | FallbackRequest;
 
 // -- Python's replies (custom messages) --
 
@@ -486,7 +490,14 @@ export interface TimelineReply {
   turns: Turn[];
 }
 
-export type Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply;
+export interface FallbackReply {
+  reply: "fallback";
+  rev: number;
+  html: string; // the output's text/html
+  text: string; // the output's text/plain
+}
+
+export type Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply | FallbackReply;
 
 /** anywidget's model, as this front end uses it (typed by trait). */
 export interface Model {
@@ -496,6 +507,8 @@ export interface Model {
   off(event?: string, cb?: (...args: unknown[]) => void): void;
   save_changes(): void;
   send(content: Request): void;
+  /** true for a stand-in with no kernel behind it (the exported page): no kernel action is offered */
+  offline?: boolean;
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null;
@@ -511,6 +524,9 @@ export function asReply(msg: unknown): Reply | null {
   }
   if (msg.reply === "views") {
     return typeof msg.seq === "number" && typeof msg.base === "number" && isObject(msg.views) ? (msg as unknown as ViewsReply) : null;
+  }
+  if (msg.reply === "fallback") {
+    return typeof msg.html === "string" && typeof msg.text === "string" ? (msg as unknown as FallbackReply) : null;
   }
   if (msg.reply === "search") {
     return typeof msg.query === "string" && typeof msg.total === "number" && Array.isArray(msg.hits)
