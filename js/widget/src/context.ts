@@ -63,6 +63,7 @@ export class Ctx {
 
   constructor(readonly model: Model) {
     this.notice.hidden = true;
+    this.root.classList.toggle("dnb-offline", !!model.offline); // widget.css hides the kernel actions
     this.tree = model.get("tree") || { rev: 0, lines: 0, entries: 0, changed_from: 0, leaf_line: -1 };
     this.cache.rev = this.tree.rev;
     this.synced = new SyncedViews(model);

@@ -6,7 +6,8 @@
  * their items stored once in `items`) is the JSON of <script id="dnb-data">. This stand-in answers the
  * widget's requests ("lines", "locate") from it, marking the active path of the page's leaf. Nothing
  * here computes a layout or a view, fetches anything or writes anywhere: a selection looks the views
- * up; "continue from here" moves this page's leaf (navigation only).
+ * up. The model is `offline`: the widget offers no kernel action ("Continue from here", compare,
+ * find, the kind filter).
  */
 import widget from "./index";
 import { answerQuery, answerStep, linkedRef, resolveRef, type LineFacts } from "./offline";
@@ -40,9 +41,8 @@ function standIn(data: PageData): Model {
     if (l.row.id && !index.has(l.row.id)) index.set(l.row.id, i);
     if (l.row.id) rows.set(l.row.id, l.row);
   });
-  const ephemeral = new Set([...rows.values()].filter((r) => r.injected === "ephemeral").map((r) => r.id));
   let active: { leaf: string; at: Map<string, number> } = { leaf: "\u0000", at: new Map() };
-  let shown = data.shown_leaf ?? state.leaf_id; // where the leaf badge is (never a label: it is no line)
+  const shown = data.shown_leaf ?? state.leaf_id; // where the leaf badge is (never a label: it is no line)
   const leaf = () => shown;
 
   /** The active path of the page's leaf: id -> place from the root (cycle-safe). */
@@ -115,13 +115,6 @@ function standIn(data: PageData): Model {
     if (msg.action === "query") return reply(answerQuery(msg, lines, data.facts || [], mark, state.tree.rev));
     if (msg.action === "step") return reply(answerStep(msg, lines, index, state.tree.rev));
     if (msg.action === "timeline") return reply({ reply: "timeline", rev: state.tree.rev, ...(data.timeline || { total: 0, turns: [] }) });
-    if (msg.action !== "branch" || ephemeral.has(msg.id) || !(msg.id in data.entries)) return;
-    state.leaf_id = shown = String(msg.id);
-    state.selected_id = "";
-    state.elided = data.views[msg.id] ? data.views[msg.id][5] : 0; // what a compaction on the new path elides (known where its views are)
-    state.tree = { ...state.tree, rev: state.tree.rev + 1, changed_from: 0, leaf_line: index.get(state.leaf_id) ?? -1 }; // the active path moved
-    for (const key of ["tree", "leaf_id", "elided", "selected_id"]) fire(key);
-    update();
   }
 
   // a deep link (#entry=ID, a label or 4+ characters of an id) opens the page with that entry selected
@@ -153,6 +146,7 @@ function standIn(data: PageData): Model {
     },
     save_changes: () => {},
     send,
+    offline: true,
   };
   return model;
 }
