@@ -52,12 +52,8 @@ def test_tutorial_01_shows_both_views_side_by_side(ran, page, screenshots):
     left, right = widgets.nth(0).bounding_box(), widgets.nth(1).bounding_box()
     assert right["x"] >= left["x"] + left["width"] - 1  # side by side, not stacked
     # the model view marks the meta skill; the transcript shows no injected entry at all
-    assert (
-        widgets.nth(0)
-        .locator(".dnb-model-panel .dnb-badge.dnb-meta")
-        .first.inner_text()
-        .startswith('meta · cell [2] "Skill: explain like a tutor.')
-    )  # the origin cell:skill, named as the page shows the cell
+    badge = widgets.nth(0).locator(".dnb-model-panel .dnb-badge.dnb-meta").first.inner_text()
+    assert badge == "meta · cell:skill"  # the origin as recorded: never an execution count (#27.13)
     assert widgets.nth(1).locator(".dnb-transcript-panel .dnb-badge.dnb-meta").count() == 0
     assert "What is an entry?" in widgets.nth(1).locator(".dnb-transcript-panel").inner_text()
 

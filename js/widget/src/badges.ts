@@ -13,27 +13,17 @@ export function resultBadge(
   return h("span", `dnb-badge ${m.is_error ? "dnb-failed" : "dnb-tool"}`, `${prefix}${m.is_error ? " · error" : ""}${ms ? " · " + ms : ""}`);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
- * An origin as a reader knows it. `cell:<id>` names the cell when the page shows it (durable_nb's
- * JupyterLab / Notebook 7 extension marks each cell with `data-durable-cell-id`): its execution count
- * and first line after the `%%durable` line, e.g. `cell [3] "Answer in French."`; otherwise the
- * origin as recorded. Text only (textContent).
+ * An origin as a reader knows it, the rule of Python's `ai.shown_origin`: as recorded (`cell:skill`),
+ * but a cell named by a generated UUID (JupyterLab's ids) is just `cell`: the message's text beside it
+ * is the cell's own text. Never an execution count (a restart renumbers them, so `cell [2]` would name
+ * another cell) nor the cell's text now (it may have been edited since). Text only (textContent).
  */
 export function originLabel(origin: string): string {
-  if (!origin || !origin.startsWith("cell:") || typeof document === "undefined") return origin;
-  const id = origin.slice(5);
-  let cell: HTMLElement | null = null;
-  try {
-    cell = document.querySelector(`.jp-Cell[data-durable-cell-id="${CSS.escape(id)}"]`);
-  } catch {
-    return origin;
-  }
-  if (!cell) return origin;
-  const prompt = (cell.querySelector(".jp-InputPrompt")?.textContent || "").replace(/[:\s]/g, "");
-  const lines = Array.from(cell.querySelectorAll(".jp-InputArea-editor .cm-line"), (l) => l.textContent || "");
-  const first = lines.find((l) => l.trim() && !l.trim().startsWith("%%")) || "";
-  const text = first.length > 40 ? `${first.slice(0, 39)}…` : first;
-  return `cell${prompt && prompt !== "[]" ? " " + prompt : ""}${text ? ` "${text.trim()}"` : ""}`;
+  const i = origin.indexOf(":");
+  return i > 0 && UUID.test(origin.slice(i + 1)) ? origin.slice(0, i) : origin;
 }
 
 /** One badge per injection / synthesized marker, or null. */
