@@ -116,3 +116,25 @@ def test_tutorial_04_runs_in_jupyterlab(ran, page, screenshots):
     scroll_to_cell(page, "show")
     page.screenshot(path=screenshots / "tutorial_04_show.png")
     assert widgets.last.locator(".dnb-row").count() > 20  # both branches of the session's tree are drawn
+
+
+@pytest.mark.parametrize("ran", ["05_evaluation.ipynb"], indirect=True)
+def test_tutorial_05_draws_the_grid_and_a_cell_opens_its_branch(ran, page, screenshots):
+    _, nb = ran
+    cells = {c["id"]: c for c in nb["cells"]}
+    killed = "".join("".join(o.get("text", "")) for o in cells["killed"]["outputs"])
+    assert "exit code: 137" in killed and "3/8 replied" in killed
+    widget = page.locator(".dnb-widget").filter(has=page.locator(".dnb-grid-panel")).nth(1)  # grid-v2's
+    grid = widget.locator(".dnb-grid-panel")
+    grid.locator(".dnb-grid-cell").first.wait_for(state="visible", timeout=20_000)
+    scroll_to_cell(page, "grid-v2")
+    assert grid.locator(".dnb-grid-cell").count() == 8
+    assert grid.locator(".dnb-grid-mark.dnb-grid-improved").count() == 3
+    assert "against capitals-v1: 0 regressed, 3 improved" in grid.locator(".dnb-view-head").inner_text()
+    page.screenshot(path=screenshots / "tutorial_05_grid.png")
+    grid.locator(".dnb-grid-filter-differs input").check()
+    assert grid.locator("tr[data-case]").count() == 4  # every case has a pair that changed reply
+    grid.locator('.dnb-grid-cell[data-case="2"][data-variant="1"]').click()  # chatty on Peru: still wrong
+    widget.locator(".dnb-row.dnb-selected").wait_for(state="visible", timeout=20_000)
+    assert "Cusco" in widget.locator(".dnb-details").inner_text()
+    page.screenshot(path=screenshots / "tutorial_05_opened.png")
