@@ -8,6 +8,22 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "..", "..", "durable_nb", "static");
 await mkdir(out, { recursive: true });
+// markdown-it (markdown.ts) goes in without linkify-it, which markdown.ts never uses, and minified first (the
+// widget's code is part of its first paint; the bundle below prints it again, ~110 KB): into build/
+// (git-ignored), then aliased.
+const vendor = join(here, "build", "markdown-it.mjs");
+await build({
+  stdin: { contents: 'export { default } from "markdown-it";', resolveDir: here },
+  outfile: vendor,
+  bundle: true,
+  minify: true,
+  format: "esm",
+  target: "es2020",
+  charset: "utf8",
+  legalComments: "none",
+  logLevel: "warning",
+  alias: { "linkify-it": join(here, "vendor", "no-linkify.mjs") },
+});
 await build({
   // the session browser (%durable sessions) is a bundle of its own: the session widget's stays as small
   entryPoints: {
@@ -17,6 +33,7 @@ await build({
   },
   outdir: out,
   bundle: true,
+  alias: { "markdown-it": vendor },
   format: "esm",
   target: "es2020",
   charset: "utf8",
@@ -27,6 +44,13 @@ await build({
 await copyFile(join(here, "src", "widget.css"), join(out, "widget.css"));
 await copyFile(join(here, "src", "browser", "browser.css"), join(out, "browser.css"));
 
+// markdown-it's HTML-block rules spell `<!--` in regexes and strings: `<\!--` reads the same there, and the
+// exported page can then inline the bundle in a <script> (share/page.py refuses `<!--`, `</script`, `</style`).
+for (const name of ["widget.js", "export.js"]) {
+  const file = join(out, name);
+  const text = await readFile(file, "utf8");
+  await writeFile(file, text.replaceAll("<!--", "<\\!--").replace(/<\/(script|style)/gi, "<\\/$1"));
+}
 // anywidget loads the module's default export; esbuild writes it as `export { x as default }`: say it plainly.
 for (const name of ["widget.js", "browser.js"]) {
   const file = join(out, name);
