@@ -1,12 +1,15 @@
 /** Content blocks (as Python's codec encodes them) drawn as text. */
 import { h } from "./dom";
 import type { Block } from "./protocol";
+import { collapsible, isLong, textBody } from "./reading";
 
-/** Draw `blocks`; `forModel` marks reminders as model-only context. */
-export function drawBlocks(blocks: Block[] | undefined, forModel: boolean): HTMLElement {
+/** Draw `blocks`; `forModel` marks reminders as model-only context; `prose` draws text blocks as safe
+ * Markdown (reading.ts: a user's, an assistant's or a system prompt's text), else verbatim. Long text
+ * starts folded behind "Show more". */
+export function drawBlocks(blocks: Block[] | undefined, forModel: boolean, prose = false): HTMLElement {
   const box = h("div", "dnb-blocks");
   for (const b of blocks || []) {
-    if (b.type === "text") box.append(h("div", "dnb-text", b.text));
+    if (b.type === "text") box.append(collapsible(textBody(b.text || "", prose), isLong(b.text || "")));
     else if (b.type === "reminder") {
       const r = h("div", "dnb-reminder");
       r.append(h("span", "dnb-badge dnb-meta", forModel ? "reminder block · model only" : "reminder block"));

@@ -9,6 +9,7 @@ import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { short } from "../format";
 import type { ViewMessage, ViewEntry, Views } from "../protocol";
+import { collapsible, isLong, isProse, roleHead, textBody } from "../reading";
 import type { Panel } from "./panel";
 
 /** The "k earlier not shown" note with a button that asks Python for more. */
@@ -45,8 +46,9 @@ function whenChanged(ctx: Ctx, draw: (v: Partial<Views>) => void): () => void {
 function modelCard(ctx: Ctx, m: ViewMessage, n: number): HTMLElement {
   const card = h("div", `dnb-card dnb-card-${m.role}`);
   if (m.injected) card.classList.add(`dnb-card-${m.injected}`);
-  const head = h("div", "dnb-card-head");
-  head.append(h("span", "dnb-index", `${n}`), h("span", "dnb-label", m.role));
+  // a role block: the role (injected context says so: the model reads it, a person never wrote it here)
+  const head = roleHead(m.injected ? `${m.role} · ${m.injected} context` : m.role);
+  head.prepend(h("span", "dnb-index", `${n}`));
   const inj = injectionBadge(m);
   if (inj) head.append(inj);
   if (!m.entry_id) head.append(h("span", "dnb-badge dnb-synth", m.origin && m.origin.startsWith("compaction:") ? "compaction summary" : "synthesized"));
@@ -59,7 +61,7 @@ function modelCard(ctx: Ctx, m: ViewMessage, n: number): HTMLElement {
     const fold = h("details", "dnb-fold");
     fold.append(h("summary", "", "result (collapsed: tool results are hidden)"), drawBlocks(m.content, true));
     card.append(fold);
-  } else card.append(drawBlocks(m.content, true));
+  } else card.append(drawBlocks(m.content, true, isProse(m.role)));
   return card;
 }
 
@@ -81,8 +83,8 @@ export function modelPanel(ctx: Ctx): Panel {
 
 function transcriptCard(t: ViewEntry): HTMLElement {
   const card = h("div", `dnb-card dnb-card-${t.role || t.type}`);
-  const head = h("div", "dnb-card-head");
-  head.append(h("span", "dnb-label", t.what || t.type));
+  if (t.kind === "note") card.classList.add("dnb-card-note");
+  const head = roleHead(t.what || t.type);
   const res = resultBadge(t, `result of ${t.tool_name || "tool"}`);
   if (res) head.append(res);
   head.append(h("span", "dnb-id", short(t.id)));
@@ -92,13 +94,16 @@ function transcriptCard(t: ViewEntry): HTMLElement {
   if (thinking.length) card.append(drawBlocks(thinking, false));
   if (t.type === "custom") {
     // A kind that says how it reads (a note's body, a pi record's point) shows that; its record folded.
-    if (t.readable) card.append(h("div", "dnb-text", t.text));
+    if (t.readable) card.append(collapsible(textBody(t.text, t.kind === "note"), isLong(t.text)));
     if (t.data && t.readable) {
       const fold = h("details", "dnb-fold");
       fold.append(h("summary", "", "record"), h("pre", "dnb-pre", t.data));
       card.append(fold);
     } else if (t.data) card.append(h("pre", "dnb-pre", t.data));
-  } else if (t.text) card.append(h("div", "dnb-text", t.type === "compaction" ? `Summary: ${t.text}` : t.text));
+  } else if (t.text) {
+    const text = t.type === "compaction" ? `Summary: ${t.text}` : t.text;
+    card.append(collapsible(textBody(text, isProse(t.role) || t.type === "compaction"), isLong(text)));
+  }
   else if (!calls.length) card.append(h("div", "dnb-muted", "(no text)"));
   if (calls.length) card.append(drawBlocks(calls, false));
   return card;
