@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the spec; print the grid (and the comparison); return 0, 1 or 2."""
     try:
         spec = read_spec(args.spec)
+        if args.junit and not Path(args.junit).parent.is_dir():
+            raise DurableError(f"cannot write --junit {args.junit}: no folder {Path(args.junit).parent}")
         store = open_store(args.store)
         sid = args.session or spec.pop("session_id", None) or "eval"
         spec.pop("session_id", None)
@@ -93,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
         return USAGE
     print(grid(result))
     if args.junit:
-        junit(result, args.junit)
+        try:
+            junit(result, args.junit)
+        except OSError as e:
+            print(f"error: cannot write --junit {args.junit}: {e.strerror}", file=sys.stderr)
+            return USAGE
     if base is not None:
         c = result.compare(base)
         print(comparison(c))
