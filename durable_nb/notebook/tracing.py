@@ -53,6 +53,8 @@ def switch(ctx: Any, args: list[str]) -> str:
         return state_line(ctx)
     mode, rest = args[0], args[1:]
     if mode == "off":
+        if rest:
+            raise DurableError(f"usage: %durable trace off (it takes nothing, not {rest[0]!r})")
         old = getattr(ctx, "tracer", None)
         ctx.tracer = None
         if old is None:

@@ -10,10 +10,12 @@ stop button is one :class:`TurnInterrupted` line, a ``KeyboardInterrupt``.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from ..durable import FanOut, ReplayFailed, Tool, read_value
 from ..durable.reuse import MODES
+from ..errors import DurableError, suggest
 from ..models.failures import failure_line
 from ..session import MessageEntry
 from .context import Context
@@ -206,10 +208,23 @@ def _variant_line(st: NotebookSession, b) -> str:
     return f"— {b.name} · {footer(model, replies, took / 1000)} · {plural(len(b.entries), 'entry', 'entries')}"
 
 
-def tool_mode(call: Call) -> str | None:
+def tool_mode(call: Call, ns: Mapping[str, Any]) -> str | None:
     """Return ``"reuse"`` or ``"call"`` for ``--tools reuse`` / ``--tools call`` (a replay's or an
-    evaluation's switch: stored results, or the session's tools run), else ``None`` (``--tools A,B`` names tools)."""
-    return call.tools[0] if call.tools is not None and len(call.tools) == 1 and call.tools[0] in MODES else None
+    evaluation's switch: stored results, or the session's tools run), else ``None`` (``--tools A,B`` names tools).
+
+    Raises ``DurableError`` (one line) for a mode in a list of tools, or a near-miss of a mode
+    (``--tools reus``) that is no notebook name either."""
+    if call.tools is None:
+        return None
+    if len(call.tools) == 1 and call.tools[0] in MODES:
+        return call.tools[0]
+    for name in call.tools:
+        if name in MODES and name not in ns:
+            raise DurableError(f"--tools {name} stands alone (reuse or call), not among tools A,B")
+        hint = suggest(name, MODES)
+        if hint and name not in ns:
+            raise DurableError(f"--tools {name}: neither reuse, call nor a notebook function{hint}")
+    return None
 
 
 def run_replay(ctx: Context, call: Call) -> None:
@@ -218,7 +233,7 @@ def run_replay(ctx: Context, call: Call) -> None:
     st = ctx.state
     st.writable("replay")
     model = ctx.model_of(call.model) if call.model is not None else None
-    mode = tool_mode(call)
+    mode = tool_mode(call, ctx.ns)
     tools = ctx.tool_list() if mode else ctx.tools(call)
     settings = {k: read_value(v) for k, v in call.settings}
     printer = Printer(ctx.in_kernel, ctx.config.throttle, numbered=True)

@@ -87,7 +87,7 @@ def run_cases(ctx: Context, call: Call, body: str, variants: list[dict[str, Any]
         graders.append(ns[g])
     st = ctx.state
     agent = st.writable("run an evaluation")
-    mode = tool_mode(call)
+    mode = tool_mode(call, ns)
     tools = ctx.tool_list() if mode else ctx.tools(call)
     result = evals.run(body, ns[call.cases], variants=variants, graders=graders, agent=agent, name=call.eval,
                        tools=tools, tool_results=mode or "call")  # fmt: skip

@@ -48,7 +48,8 @@ class Verb:
             return self.nargs[1]
         if "...>" in self.usage:  # <text...>: any number of words
             return MANY
-        return self.min_args + len(re.findall(r"\[(?!-)[^\]]*\]", self.usage))
+        plain = re.sub(r"\[--[^\[\]]*(?:\[[^\]]*\][^\[\]]*)*\]", "", self.usage)  # options' own [values] out
+        return self.min_args + len(re.findall(r"\[[^\]]*\]", plain))
 
 
 VERBS: dict[str, Verb] = {}

@@ -48,7 +48,8 @@ def tools(ctx: Context, call: Call) -> None:
             f"usage: %durable tools [add NAME... | remove NAME...], not {action!r}{suggest(action, ['add', 'remove'])}"
         )
     if not names:
-        raise DurableError(f"%durable tools {action} needs the name of a function in the notebook")
+        what = "a function in the notebook" if action == "add" else "a tool (%durable tools lists them)"
+        raise DurableError(f"%durable tools {action} needs the name of {what}")
     if action == "add":
         added = ctx.resolve_tools(names)  # all or nothing: a bad name adds none
         for name in names:

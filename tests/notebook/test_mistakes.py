@@ -1,0 +1,133 @@
+"""A newcomer's typos in this round's verbs, in IPython's own shell in this process: each mistake is
+one ``UsageError`` line (a did-you-mean where one is near), never a traceback, never a secret; and
+the command line's mistakes are one line on stderr with status 2."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+
+from durable_nb.__main__ import main
+
+SECRET = "s3cr3t-value-123"
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory):
+    """IPython's shell with the magics loaded, one session with a turn (label ``first``), a function
+    ``clock``, a case table ``cases``, a grader ``g`` and an evaluation run ``r1`` (set back after)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from durable_nb import evals
+
+    where = tmp_path_factory.mktemp("mistakes")
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "durable_nb")
+    sh.run_line_magic("config", f"DurableMagics.store = {str(where / '.durable')!r}")
+    sh.run_line_magic("config", "DurableMagics.session = 'newcomer'")
+    sh.user_ns.update(cases=[{"word": "hello"}], g=evals.contains("{word}"), clock=lambda: "12:00")
+    sh.run_cell_magic("durable", "", "hello there")
+    sh.run_line_magic("durable", "label first")
+    sh.run_cell_magic("durable", "--cases cases --grade g --eval r1", "Say {word}")
+    sh.run_line_magic("durable", f"export {where / 'taken.html'}")
+    sh.user_ns["where"] = where
+    yield sh
+    sh.run_line_magic("durable", "trace off")
+    sh.run_line_magic("config", "DurableMagics.store = '.durable'")
+    sh.run_line_magic("config", "DurableMagics.session = ''")
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "message"),
+    [
+        ("export --formt html y.html", None, "unknown option --formt (did you mean '--format'?)"),
+        ("export y.html --redcat", None, "unknown option --redcat (did you mean '--redact'?)"),
+        ("export y.html --redact emial", None, "--redact takes nothing (secrets"),
+        ("export", None, "usage: %durable export <path>"),
+        ("export a.html b.html", None, "usage: %durable export <path>"),  # a second path is not ignored
+        ("export y4 --format xml", None, "no export format 'xml' (formats: html, md"),
+        ("export y.xml", None, "the file name must end in .html, .md or .jsonl"),
+        ("export {where}/missing/y.html", None, "no folder"),
+        ("export {where}/taken.html", None, "the file exists (use --force to replace it)"),
+        ("export r2.html --run r1", None, "cannot export an evaluation run as html"),
+        ("trace otlpp", None, "no trace mode 'otlpp'"),
+        ("trace off extra", None, "usage: %durable trace off (it takes nothing, not 'extra')"),
+        ("trace otlp localhost:4318", None, "must be an http:// or https:// URL"),
+        ("sessions --log", None, "unknown option --log (did you mean '--logs'?)"),
+        ("open nosuch.eval", None, "no session 'nosuch.eval'"),
+        ("evals nosuchrun", None, "has no evaluation run 'nosuchrun' (runs there: r1)"),
+        ("eval compar r1 r1", None, "(did you mean 'compare'?)"),
+        ("eval compare r1", None, "usage: %durable eval compare <run> <baseline>"),
+        ("eval compare r1 nosuch", None, "has no evaluation run 'nosuch'"),
+        ("--cases nocases", "Say {word}", "no notebook variable 'nocases' (did you mean 'cases'?)"),
+        ("--case cases", "Say {word}", "unknown option --case (did you mean '--cases'?)"),
+        ("--eval r3", "Say {word}", "--eval goes with --cases NAME"),
+        ("--cases cases --tools reus", "Say {word}", "--tools reus: neither reuse, call nor a notebook function"),
+        ("annotate fir text", None, "no entry or label 'fir' in session 'newcomer' (did you mean 'first'?)"),
+        ("annotate first --score high", None, "--score needs a number"),
+        ("annotate first --scor 1", None, "unknown option --scor (did you mean '--score'?)"),
+        ("annotate first", None, "an annotation needs a note, a score or a tag"),
+        ("tools add nosuchfunc", None, "no 'nosuchfunc' in the notebook"),
+        ("tools add --mpc x", None, "unknown option --mpc (did you mean '--mcp'?)"),
+        ("tools add --mcp nosuchcommand-xyz --approve sometimes", None, "--approve takes always or ask"),
+        ("tools add clock --mcp x", None, "takes one server and no function names"),
+        ("tools remove", None, "needs the name of a tool (%durable tools lists them)"),
+        ("tools remove nosuchtool", None, "no tool 'nosuchtool'"),
+        ("tools delete x", None, "not 'delete'"),
+        ("replay --tools reus", None, "neither reuse, call nor a notebook function (did you mean 'reuse'?)"),
+        ("replay --tools reuse,clock", None, "--tools reuse stands alone (reuse or call)"),
+        ("replay --tools clcok", None, "no 'clcok' in the notebook (did you mean 'clock'?)"),
+        ("replay nosuchentry", None, "no entry or label 'nosuchentry'"),
+    ],
+)
+def test_a_mistake_is_one_usage_line(shell, line, cell, message):
+    line = line.format(where=shell.user_ns["where"])
+    with pytest.raises(UsageError) as info:
+        if cell is None:
+            shell.run_line_magic("durable", line)
+        else:
+            shell.run_cell_magic("durable", line, cell)
+    text = str(info.value)
+    assert message in text
+    assert "\n" not in text
+
+
+def test_a_collector_url_never_shows_its_password(shell, capsys):
+    shell.run_line_magic("durable", f"trace otlp http://user:{SECRET}@localhost:9/v1/traces")
+    shell.run_line_magic("durable", "trace off")
+    out = capsys.readouterr()
+    assert "localhost:9" in out.out
+    assert SECRET not in out.out + out.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["export", "s", "--formt", "html", "-o", "b.html"], "unknown option --formt (did you mean '--format'?)"),
+        (["export", "s", "-o", "b.html", "--redcat"], "unknown option --redcat (did you mean '--redact'?)"),
+        (["export", "s", "--output=b.html", "--formt=md"], "unknown option --formt (did you mean '--format'?)"),
+        (["export", "s", "-o", "b.html", "extra"], "unexpected argument 'extra'"),
+        (["export", "s", "-o", "b.html", "--format", "xml"], "invalid choice: 'xml'"),
+        (["export", "s", "--to", "otlpp"], "invalid choice: 'otlpp'"),
+        (["export"], "the following arguments are required: SESSION_OR_LOG"),
+        (["exprot", "s"], "invalid choice: 'exprot'"),
+        (["eval", "spec.py", "--store", ".durable", "--tools", "reus"], "invalid choice: 'reus'"),
+        (["eval", "spec.py", "--store", ".durable", "--nmae", "x"], "unknown option --nmae (did you mean '--name'?)"),
+    ],
+)
+def test_a_command_line_mistake_is_one_line_and_status_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and err.endswith(" --help)\n")
+
+
+def test_eval_with_a_junit_path_in_a_missing_folder_stops_first(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.py").write_text('prompt = "Say {word}"\ncases = [{"word": "hi"}]\n')
+    assert main(["eval", "spec.py", "--store", ".durable", "--junit", "missing/x.xml"]) == 2
+    out = capsys.readouterr()
+    assert out.err == "error: cannot write --junit missing/x.xml: no folder missing\n"
+    assert out.out == ""  # nothing ran
