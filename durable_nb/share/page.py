@@ -41,7 +41,7 @@ from ..widget import VIEW_LIMIT, agent_layout, cost_text, elide_blobs, fallback,
 from ..widget.assets import built
 from ..widget.chips import Chips
 from ..widget.encoding import entry_title
-from ..widget.listing import facts, timeline
+from ..widget.listing import facts, noted, timeline
 from ..widget.tree import leaf_shown
 from ..widget.views import at_shown_leaf
 
@@ -163,7 +163,7 @@ def page_data(agent: Any, budget: int = VIEW_BUDGET, limit: int = VIEW_LIMIT) ->
 
 
 def _facts(e: Any, chips: Chips) -> dict[str, Any]:
-    f = facts(e, chips)
+    f = {**facts(e), **noted(chips, e.id)}
     return {k: v for k, v in f.items() if not (v is None or v is False or v in ("", []) or (k == "tokens" and v == 0))}
 
 

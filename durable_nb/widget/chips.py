@@ -12,7 +12,7 @@ Label names are not here: they are the session's labels (the ``labels`` trait). 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..session import CustomEntry, Entry
@@ -50,6 +50,11 @@ class Chips:
         """Return the chips drawn on ``entry_id`` (``[]`` for none). O(its chips)."""
         chips = self._on.get(entry_id)
         return list(chips.values()) if chips else []
+
+    def items(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        """Yield ``(entry id, its chips)`` for every entry with chips. O(entries with chips)."""
+        for target, chips in self._on.items():
+            yield target, list(chips.values())
 
     def __len__(self) -> int:
         return len(self._on)

@@ -76,3 +76,15 @@ def test_steps_and_timeline(recording):
     assert [x["id"] for x in t["turns"]] == turns and all(x["on"] for x in t["turns"])
     assert t["turns"][0]["cost"] is None  # the tool call appended by hand has no usage: its price is unknown
     assert t["turns"][1]["cost"] > 0 and t["turns"][0]["tokens"] == 100 + 20
+
+
+def test_the_columns_and_turns_follow_the_log(recording):
+    a, first, *_ = inspected_agent()
+    w = SessionWidget(a)
+    assert listed(w, role="user")[1]["total"] == 3 and ask(w, "timeline")["total"] == 3
+    a.run("And of Portugal?").wait()  # hangs under the label entry
+    w.sync()
+    assert listed(w, role="user")[1]["total"] == 4 and ask(w, "timeline")["total"] == 4
+    a.annotate(first, tags=["late"], by="cy")
+    w.sync()
+    assert listed(w, tag="late")[0] == [first]  # a new chip counts at once
