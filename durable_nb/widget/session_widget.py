@@ -85,6 +85,8 @@ class SessionWidget(anywidget.AnyWidget):
     def __init__(self, agent: Any, **kwargs: Any) -> None:
         self.agent = agent
         self._hide: Callable[[Entry], bool] | None = kind_filter(kwargs.get("hidden", ()))
+        # annotations kept elsewhere (a read-only log's sidecar, durable_nb.sidecar): chips on their entries
+        self._annotations: list[Entry] = list(kwargs.pop("annotations", ()))
         self._finder = Finder()  # the find's texts, read on the first search
         self._memo: dict = {}
         self._page_seen = False  # a page has asked for lines: syncs push the new ones, views as a delta
@@ -122,7 +124,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = session_tally(agent, entries)
-        self._chips = Chips.of(entries)
+        self._chips = Chips.of([*entries, *self._annotations])
         if ready is not None:
             self._followed = Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)

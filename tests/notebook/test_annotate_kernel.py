@@ -35,6 +35,10 @@ def test_annotate_the_session_and_a_read_only_log(nb):
     assert hashlib.sha256(log.read_bytes()).hexdigest() == before
     kept = [e for s in [str(nb.k.cwd / ".durable")] for e in _all_sidecars(Path(s))]
     assert [e.note for e in kept] == ["looks right"] and kept[0].source == str(log.resolve())
+    # the read-only log's widget draws its sidecar annotations as chips (the fallback too)
+    html = nb.k.ok("%durable show").html()
+    row = html.split(f'data-id="{entry}"')[1].split("</tr>")[0]
+    assert "#reviewed" in row and "looks right" in row, row
 
 
 def _all_sidecars(folder: Path):

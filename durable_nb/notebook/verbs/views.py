@@ -34,7 +34,13 @@ def show(ctx: Context, call: Call):
         raise DurableError(f"the session widget is unavailable in this install (durable_nb.widget: {e})") from None
     inspected = ctx.state.inspected
     # it registers itself; state.sync() reaches it. An opened log says it is read-only in the header.
-    w = SessionWidget(ctx.state.agent, read_only=str(inspected.source) if inspected is not None else "")
+    read_only, notes = "", []
+    if inspected is not None:  # its annotations live in the store's sidecar session: chips on their entries
+        from ...sidecar import sidecar_entries
+
+        read_only = str(inspected.source)
+        notes = sidecar_entries(ctx.state.store, read_only, inspected.agent.session_id)
+    w = SessionWidget(ctx.state.agent, read_only=read_only, annotations=notes)
     if at:
         w.selected_id = at  # the views show that entry; the leaf stays
     return w
