@@ -26,6 +26,9 @@ that change the session (``branch``, ``compare``, ``filter``) answer by setting 
 - ``compare``: sets ``comparison`` (ids, labels or prefixes) and ``view = "compare"``; no ids clears it.
 - ``filter``: lays the tree out again with those :data:`FilterGroup` groups hidden, sets ``hidden``.
 - ``views``: the whole ``views`` value (a ``views`` reply with ``base`` ``-1``), for a part the page holds stale.
+- ``query``: the List panel's page of entries passing a :class:`Filter`, sorted, with the values each
+  filter can take (:mod:`durable_nb.widget.listing`); ``step``: the next / previous entry, turn or
+  branch point in drawn order (the keys); ``timeline``: the session's turns in time order, with cost.
 - ``fallback``: the output's static fallback as it would be displayed now (``text/html`` and
   ``text/plain``, bounded as :mod:`durable_nb.widget.fallback` says). The page asks after the session
   changed; durable_nb's JupyterLab / Notebook 7 extension writes it into the output, so a saved
