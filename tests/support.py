@@ -1,4 +1,5 @@
-"""What many test folders need, written once: a child process's environment, a notebook file, a Chromium.
+"""What many test folders need, written once: a child process's environment, a notebook file, a Chromium,
+a store reopened as another object.
 
 Import it as ``from tests.support import ...`` (pytest puts the checkout on ``sys.path``).
 """
@@ -6,8 +7,10 @@ Import it as ``from tests.support import ...`` (pytest puts the checkout on ``sy
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout under test
 CHROMIUM = "/usr/bin/chromium"  # Debian's; ./dev test installs it
@@ -74,3 +77,33 @@ def launch_chromium(playwright, user_data_dir: Path | None = None, viewport=(128
         args=CHROMIUM_ARGS,
         viewport={"width": viewport[0], "height": viewport[1]},
     )
+
+
+@contextmanager
+def store_opener(kind: str, tmp_path: Path, request: Any) -> Iterator[tuple[Callable[[], Any], str | None]]:
+    """Yield ``(open, spec)`` for one store of ``kind`` (``memory``, ``jsonl``, ``sqlite``, ``postgres``):
+    ``open()`` gives another store object on the same data (memory: always the same object) and
+    ``spec`` is its store string (``None`` for memory). PostgreSQL takes a fresh schema from the
+    ``pg_dsn`` fixture through ``request``; every object opened is closed afterwards."""
+    from durable_nb import session
+
+    if kind == "memory":
+        st = session.MemoryStore()
+        yield (lambda: st), None
+        return
+    spec = (
+        request.getfixturevalue("pg_dsn")
+        if kind == "postgres"
+        else str(tmp_path / {"jsonl": "s", "sqlite": "s.db"}[kind])
+    )
+    opened: list[Any] = []
+
+    def reopen() -> Any:
+        opened.append(session.open_store(spec))
+        return opened[-1]
+
+    try:
+        yield reopen, spec
+    finally:
+        for st in opened:
+            getattr(st, "close", lambda: None)()

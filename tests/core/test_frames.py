@@ -15,6 +15,7 @@ from durable_nb.durable import Agent, ephemeral, meta
 from durable_nb.errors import DurableError
 from durable_nb.frames import COLUMNS, EXTRAS
 from durable_nb.importers import open_session
+from tests.support import store_opener
 
 pd = pytest.importorskip("pandas")
 FIXTURES = Path(__file__).parent.parent / "importers" / "fixtures"
@@ -89,18 +90,8 @@ def check(f, got: dict[str, str], session_id: str) -> None:
 @pytest.fixture(params=["memory", "jsonl", "sqlite", "postgres"])
 def reopen(request, tmp_path):
     """``(open a store object, its store string or None)`` on one store of each kind."""
-    kind = request.param
-    if kind == "memory":
-        st = session.MemoryStore()
-        yield (lambda: st), None
-        return
-    spec = {"jsonl": str(tmp_path / ".durable"), "sqlite": str(tmp_path / "x.db")}.get(kind)
-    if kind == "postgres":
-        spec = request.getfixturevalue("pg_dsn")
-    opened = []
-    yield (lambda: opened.append(session.open_store(spec)) or opened[-1]), spec
-    for st in opened:
-        getattr(st, "close", lambda: None)()
+    with store_opener(request.param, tmp_path, request) as pair:
+        yield pair
 
 
 def test_frame_over_each_store_reloaded(reopen):

@@ -12,25 +12,14 @@ from core_helpers import ids, msg
 from durable_nb import session
 from durable_nb.errors import DurableError
 from durable_nb.session.sqlitestore import check_local, filesystem_type
+from tests.support import store_opener
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def reopen(request, tmp_path):
     """A function that opens another store object on one SQLite file / PostgreSQL schema."""
-    opened = []
-    if request.param == "sqlite":
-        make = lambda: session.SqliteStore(tmp_path / "s.db")
-    else:
-        dsn = request.getfixturevalue("pg_dsn")
-        make = lambda: session.PostgresStore(dsn)
-
-    def open_store():
-        opened.append(make())
-        return opened[-1]
-
-    yield open_store
-    for st in opened:
-        st.close()
+    with store_opener(request.param, tmp_path, request) as (open_store, _):
+        yield open_store
 
 
 def test_a_second_connection_sees_every_session_and_entry(reopen):
