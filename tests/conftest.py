@@ -1,4 +1,4 @@
-"""Fixtures every test folder can use: one real PostgreSQL server per test run.
+"""Fixtures every test folder can use: one real PostgreSQL server per test run, IPython's shell.
 
 The server starts the first time a test asks for it and stops when the run
 ends (see ``tests/pg_server.py``). Without PostgreSQL installed those tests
@@ -53,3 +53,17 @@ def pg_dsn(pg_server):
     name = pg_server.new_schema()
     yield pg_server.dsn(name)
     pg_server.drop_schema(name)
+
+
+@pytest.fixture(scope="module")
+def shell():
+    """IPython's own shell in this process with the magics loaded (no kernel); after the module,
+    tracing off and the store and session set back to their defaults."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "durable_nb")
+    yield sh
+    sh.run_line_magic("durable", "trace off")
+    sh.run_line_magic("config", "DurableMagics.store = '.durable'")
+    sh.run_line_magic("config", "DurableMagics.session = ''")

@@ -105,17 +105,6 @@ def test_cli_format_overrides_the_suffix_and_a_pi_file_never_goes_into_a_store(a
         main(["export", "a", "-o", "x.html", "--format", "yaml"])  # argparse: invalid choice, status 2
 
 
-@pytest.fixture(scope="module")
-def shell():
-    """IPython's own shell in this process with the magics loaded (the store set back after the module)."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
-    yield sh
-    sh.run_line_magic("config", "DurableMagics.store = '.durable'")
-
-
 def test_magic_export_chooses_by_suffix_or_format_in_one_line(shell, tmp_path, monkeypatch, capsys):
     from IPython.core.error import UsageError
 

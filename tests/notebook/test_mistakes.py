@@ -13,16 +13,13 @@ SECRET = "s3cr3t-value-123"
 
 
 @pytest.fixture(scope="module")
-def shell(tmp_path_factory):
-    """IPython's shell with the magics loaded, one session with a turn (label ``first``), a function
-    ``clock``, a case table ``cases``, a grader ``g`` and an evaluation run ``r1`` (set back after)."""
-    from IPython.core.interactiveshell import InteractiveShell
-
+def newcomer(shell, tmp_path_factory):
+    """IPython's shell (tests/conftest.py) on one session with a turn (label ``first``), a function
+    ``clock``, a case table ``cases``, a grader ``g`` and an evaluation run ``r1``."""
     from durable_nb import evals
 
     where = tmp_path_factory.mktemp("mistakes")
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
+    sh = shell
     sh.run_line_magic("config", f"DurableMagics.store = {str(where / '.durable')!r}")
     sh.run_line_magic("config", "DurableMagics.session = 'newcomer'")
     sh.user_ns.update(cases=[{"word": "hello"}], g=evals.contains("{word}"), clock=lambda: "12:00")
@@ -31,10 +28,7 @@ def shell(tmp_path_factory):
     sh.run_cell_magic("durable", "--cases cases --grade g --eval r1", "Say {word}")
     sh.run_line_magic("durable", f"export {where / 'taken.html'}")
     sh.user_ns["where"] = where
-    yield sh
-    sh.run_line_magic("durable", "trace off")
-    sh.run_line_magic("config", "DurableMagics.store = '.durable'")
-    sh.run_line_magic("config", "DurableMagics.session = ''")
+    return sh
 
 
 @pytest.mark.parametrize(
@@ -80,21 +74,21 @@ def shell(tmp_path_factory):
         ("replay nosuchentry", None, "no entry or label 'nosuchentry'"),
     ],
 )
-def test_a_mistake_is_one_usage_line(shell, line, cell, message):
-    line = line.format(where=shell.user_ns["where"])
+def test_a_mistake_is_one_usage_line(newcomer, line, cell, message):
+    line = line.format(where=newcomer.user_ns["where"])
     with pytest.raises(UsageError) as info:
         if cell is None:
-            shell.run_line_magic("durable", line)
+            newcomer.run_line_magic("durable", line)
         else:
-            shell.run_cell_magic("durable", line, cell)
+            newcomer.run_cell_magic("durable", line, cell)
     text = str(info.value)
     assert message in text
     assert "\n" not in text
 
 
-def test_a_collector_url_never_shows_its_password(shell, capsys):
-    shell.run_line_magic("durable", f"trace otlp http://user:{SECRET}@localhost:9/v1/traces")
-    shell.run_line_magic("durable", "trace off")
+def test_a_collector_url_never_shows_its_password(newcomer, capsys):
+    newcomer.run_line_magic("durable", f"trace otlp http://user:{SECRET}@localhost:9/v1/traces")
+    newcomer.run_line_magic("durable", "trace off")
     out = capsys.readouterr()
     assert "localhost:9" in out.out
     assert SECRET not in out.out + out.err

@@ -5,19 +5,6 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="module")
-def shell():
-    """IPython's shell with the magics loaded (the store and session set back after the module)."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
-    yield sh
-    sh.run_line_magic("durable", "trace off")
-    sh.run_line_magic("config", "DurableMagics.store = '.durable'")
-    sh.run_line_magic("config", "DurableMagics.session = ''")
-
-
 def context_of(shell):
     """The kernel's durable Context (what the verbs work with)."""
     from durable_nb.notebook.magics import DurableMagics

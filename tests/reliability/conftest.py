@@ -42,14 +42,3 @@ def readonly_dir():
     for name in os.listdir(d):
         os.unlink(os.path.join(d, name))
     os.rmdir(d)
-
-
-@pytest.fixture(scope="module")
-def shell():
-    """IPython's own shell in this process with the magics loaded (the store set back after the module)."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
-    yield sh
-    sh.run_line_magic("config", "DurableMagics.store = '.durable'")

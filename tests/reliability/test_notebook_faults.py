@@ -14,7 +14,6 @@ import tempfile
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from reliability_support import in_child
 
 import durable_nb.importers  # noqa: F401  (imported before any child runs as nobody)
@@ -87,13 +86,6 @@ def test_a_log_emptied_under_the_notebook_refuses_the_turn_and_the_path_can_be_f
 
 
 # -- 11. a read-only folder ---------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def shell():
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
-    return sh
 
 
 def test_a_read_only_folder_opens_reads_and_refuses_writes_in_one_line(shell, readonly_dir, tmp_path):
