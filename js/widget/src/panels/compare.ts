@@ -8,6 +8,7 @@ import type { Ctx } from "../context";
 import { button, h } from "../dom";
 import { duration, oneLine, plural, settingValue, short } from "../format";
 import type { Diff, CompareMessage, CompareSide, Comparison } from "../protocol";
+import { collapsible, isLong, isProse, textBody } from "../reading";
 import type { Panel } from "./panel";
 
 const MAX_CHANGES = 40; // changes of one diff listed (a line says how many more)
@@ -25,7 +26,7 @@ function compareMessage(m: CompareMessage, op?: string): HTMLElement {
   const inj = injectionBadge(m);
   if (inj) head.append(inj);
   if (op) head.append(h("span", `dnb-badge dnb-diff-badge dnb-diff-${op}`, op));
-  card.append(head, h("div", "dnb-text", m.text));
+  card.append(head, textBody(m.text, isProse(m.role)));
   return card;
 }
 
@@ -61,7 +62,7 @@ function sideColumn(s: CompareSide, i: number, ops: Map<string, string>): HTMLEl
   col.append(h("div", "dnb-compare-reply-head", "reply"));
   if (s.reply) {
     const card = h("div", "dnb-card dnb-card-assistant dnb-compare-reply");
-    card.append(h("div", "dnb-text", s.reply.text));
+    card.append(collapsible(textBody(s.reply.text, true), isLong(s.reply.text)));
     col.append(card);
   } else col.append(h("div", "dnb-muted", "(none: this entry has no reply)"));
   return col;
@@ -121,7 +122,8 @@ export function drawCompare(panel: HTMLElement, c: Comparison | Record<string, n
     }
   }
   const grid = h("div", "dnb-compare-grid");
-  grid.style.gridTemplateColumns = `repeat(${sides.length}, minmax(220px, 1fr))`;
+  // side by side while they fit; a side that does not wraps to the next row (never clipped)
+  grid.style.gridTemplateColumns = `repeat(auto-fit, minmax(${sides.length > 2 ? 190 : 220}px, 1fr))`;
   sides.forEach((s, i) => grid.append(sideColumn(s, i, ops[i])));
   panel.append(grid);
   for (const d of c?.diffs || []) panel.append(diffBox(d, sides[d.a], sides[d.b]));
