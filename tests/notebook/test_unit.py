@@ -484,3 +484,14 @@ def test_a_replys_thinking_is_shown_collapsed_and_as_text():
     assert "thinking · 33 chars" in page and "thinking · redacted by the provider" in page and "ENC" not in page
     assert bundle["text/plain"] == "[thinking · 33 chars]\n[thinking · redacted by the provider]\n**Done.**"
     assert reply_bundle("Hi") == reply_bundle("Hi", thinking=[])  # no thinking: as before
+
+
+def test_help_lines_wrap_at_word_boundaries():
+    """%durable? is read in a pager that breaks long lines mid-word: the help wraps itself (#27 item 14)."""
+    from durable_nb.notebook.verbs.helptext import WIDTH, help_text
+
+    lines = help_text().splitlines()
+    long = [line for line in lines if len(line) > WIDTH]
+    # only a usage itself may be longer (it is never broken): its help starts after it
+    assert all(line.lstrip().startswith("%durable ") for line in long), long
+    assert max(len(line) for line in lines) < 120
