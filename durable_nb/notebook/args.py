@@ -74,7 +74,7 @@ def out_refusal(name: str) -> str:
 # the Call fields that take their option's value as it is
 _AS_GIVEN = (
     "chat out dry_run keep session model variants force cases eval score mcp mcp_url name approve format redact "
-    "baseline run logs"
+    "baseline run logs pinned"
 ).split()
 
 

@@ -136,3 +136,4 @@ class Call:
     redact: str | None = None  # export: "" for a bare --redact, "emails", or None (no redaction)
     baseline: str | None = None
     run: str | None = None  # export: an evaluation run's name
+    pinned: bool = False  # show: a read-only widget of the session up to the entry

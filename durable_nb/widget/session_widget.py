@@ -111,6 +111,15 @@ class SessionWidget(anywidget.AnyWidget):
         preparation.opened(self)
         self._unsubscribe = follow(self)
 
+    @classmethod
+    def pinned(cls, agent: Any, at: str = "", **kwargs: Any) -> SessionWidget:
+        """Return a widget pinned to entry ``at`` of ``agent`` (an id; ``""``: the leaf): the session as it
+        was when that entry was written, read-only, never following later turns (:mod:`.pinned`)."""
+        from .pinned import pinned_copy, pinned_note
+
+        copy = pinned_copy(agent, at)
+        return cls(copy, read_only=pinned_note(copy.leaf_id), **kwargs)
+
     def _start(self) -> None:
         """Lay out the agent's whole log (or copy another open widget's layout of it) and start
         following its leaf. O(n): at C speed when copying, plus O(new entries)."""

@@ -25,13 +25,20 @@ def compare(ctx: Context, call: Call):
     return SessionWidget(ctx.state.agent, view="compare", comparison=state)
 
 
-@verb("show [entry]", "the session widget (tree, model/transcript views), at an entry if given")
+@verb(
+    "show [entry] [--pinned]",
+    "the session widget (tree, model/transcript views), at an entry if given;\n"
+    "--pinned: the session as it was at that entry (or now), never following later turns",
+    options=(Option("--pinned", "show: a read-only widget of the session up to the entry (or the leaf)"),),
+)
 def show(ctx: Context, call: Call):
     at = ctx.state.resolve(call.args[0]).id if call.args else ""  # a bad entry: one line, no widget
     try:
         from ...widget import SessionWidget
     except ImportError as e:
         raise DurableError(f"the session widget is unavailable in this install (durable_nb.widget: {e})") from None
+    if call.pinned:
+        return SessionWidget.pinned(ctx.state.agent, at)
     inspected = ctx.state.inspected
     # it registers itself; state.sync() reaches it. An opened log says it is read-only in the header.
     read_only, notes = "", []
