@@ -56,6 +56,17 @@ def test_tutorial_01_shows_both_views_side_by_side(ran, page, screenshots):
     assert badge == "meta · cell:skill"  # the origin as recorded: never an execution count (#27.13)
     assert widgets.nth(1).locator(".dnb-transcript-panel .dnb-badge.dnb-meta").count() == 0
     assert "What is an entry?" in widgets.nth(1).locator(".dnb-transcript-panel").inner_text()
+    # pinned (#27.16): the later turns of the notebook are not in them, and their header says so
+    assert "read-only copy of this session at " in widgets.nth(0).locator(".dnb-status").inner_text()
+    later = "And what is an ephemeral entry?"  # asked below, after a rewind
+    assert later not in widgets.nth(0).inner_text() + widgets.nth(1).inner_text()
+    # the last %durable show draws the branch just made: two branches, the new one active
+    scroll_to_cell(page, "show")
+    shown = page.locator('.jp-Cell[data-durable-cell-id="show"] .dnb-widget')
+    shown.locator(".dnb-row.dnb-leaf").wait_for()
+    assert shown.locator(".dnb-row", has_text="2 branches").count() == 1
+    assert shown.locator(".dnb-row.dnb-active", has_text=later).count() == 1
+    page.screenshot(path=screenshots / "tutorial_01_show.png")
 
 
 @pytest.mark.parametrize("ran", ["02_prompt_design.ipynb"], indirect=True)
