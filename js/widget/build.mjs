@@ -1,7 +1,7 @@
 // Bundle the widget (anywidget's ES module) and the exported page's script into durable_nb/static/,
 // and copy the stylesheet there. `node build.mjs` (npm run build); ./dev build runs it.
-import { build } from "esbuild";
-import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
+import { build, transform } from "esbuild";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -24,13 +24,7 @@ await build({
   logLevel: "warning",
   alias: { "linkify-it": join(here, "vendor", "no-linkify.mjs") },
 });
-await build({
-  // the session browser (%durable sessions) is a bundle of its own: the session widget's stays as small
-  entryPoints: {
-    widget: join(here, "src", "index.ts"),
-    export: join(here, "src", "export.ts"),
-    browser: join(here, "src", "browser", "index.ts"),
-  },
+const common = {
   outdir: out,
   bundle: true,
   alias: { "markdown-it": vendor },
@@ -40,9 +34,22 @@ await build({
   legalComments: "none",
   logLevel: "warning",
   banner: { js: "// generated from js/widget/src by esbuild (./dev build): edit the TypeScript, not this file" },
+};
+await build({
+  ...common,
+  // the session browser (%durable sessions) is a bundle of its own: the session widget's stays as small
+  entryPoints: { widget: join(here, "src", "index.ts"), browser: join(here, "src", "browser", "index.ts") },
+  // whitespace and syntax only (names kept: readable in a browser's debugger): ~30% fewer bytes in
+  // every widget's first message (anywidget sends the module and the stylesheet in its state)
+  minifyWhitespace: true,
+  minifySyntax: true,
 });
-await copyFile(join(here, "src", "widget.css"), join(out, "widget.css"));
-await copyFile(join(here, "src", "browser", "browser.css"), join(out, "browser.css"));
+// the exported page's script, as written (a page is read, and kept, by people)
+await build({ ...common, entryPoints: { export: join(here, "src", "export.ts") } });
+for (const [src, name] of [[join(here, "src", "widget.css"), "widget.css"], [join(here, "src", "browser", "browser.css"), "browser.css"]]) {
+  const css = await transform(await readFile(src, "utf8"), { loader: "css", minifyWhitespace: true, minifySyntax: true, logLevel: "warning" });
+  await writeFile(join(out, name), css.code);
+}
 
 // markdown-it's HTML-block rules spell `<!--` in regexes and strings: `<\!--` reads the same there, and the
 // exported page can then inline the bundle in a <script> (share/page.py refuses `<!--`, `</script`, `</style`).
@@ -55,7 +62,7 @@ for (const name of ["widget.js", "export.js"]) {
 for (const name of ["widget.js", "browser.js"]) {
   const file = join(out, name);
   const text = await readFile(file, "utf8");
-  const plain = text.replace(/\nexport \{\n  (\w+) as default\n\};\n$/, "\nexport default $1;\n");
+  const plain = text.replace(/export\s*\{\s*(\w+) as default\s*\};?\s*$/, "\nexport default $1;\n");
   if (plain === text) throw new Error(`build.mjs: ${name} has no single default export to write plainly`);
   await writeFile(file, plain);
 }
