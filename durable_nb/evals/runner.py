@@ -90,6 +90,7 @@ def run(
     """
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
         raise DurableError(f"concurrency must be a whole number of at least 1, not {concurrency!r}")
+    _check_lists(graders, variants)
     rows = read_cases(cases)
     names = grader_names(list(graders))
     vs = [as_variant(v) for v in (variants or [{}])]
@@ -125,6 +126,15 @@ def run(
     out = results_of(done, names, lanes.errors)
     out.session_id, out.calls = agent.session_id, lanes.calls
     return out
+
+
+def _check_lists(graders: object, variants: object) -> None:
+    """Raise :class:`DurableError` (one line) for one grader or one variant given without its list."""
+    if callable(graders):
+        shown = getattr(graders, "name", None) or getattr(graders, "__name__", None) or type(graders).__name__
+        raise DurableError(f"graders takes a list, not one grader: graders=[{shown:.40}]")
+    if isinstance(variants, (str, Mapping, Variant)):
+        raise DurableError(f"variants takes a list, not one variant: variants=[{variants!r:.40}]")
 
 
 def _check_name(name: object) -> None:

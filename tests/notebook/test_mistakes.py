@@ -1,6 +1,6 @@
 """A newcomer's typos in this round's verbs, in IPython's own shell in this process: each mistake is
 one ``UsageError`` line (a did-you-mean where one is near), never a traceback, never a secret; and
-the command line's mistakes are one line on stderr with status 2."""
+the command line's mistakes are one line on stderr with status 2 (the evaluation API's: one DurableError)."""
 
 from __future__ import annotations
 
@@ -125,3 +125,17 @@ def test_eval_with_a_junit_path_in_a_missing_folder_stops_first(tmp_path, monkey
     out = capsys.readouterr()
     assert out.err == "error: cannot write --junit missing/x.xml: no folder missing\n"
     assert out.out == ""  # nothing ran
+
+
+def test_one_grader_or_variant_without_its_list_is_one_line():
+    from durable_nb import evals, session
+    from durable_nb.errors import DurableError
+
+    store = session.MemoryStore()
+    with pytest.raises(
+        DurableError, match=r"^graders takes a list, not one grader: graders=\[contains\('\{word\}'\)\]$"
+    ):
+        evals.run("Say {word}", [{"word": "x"}], store=store, graders=evals.contains("{word}"))
+    with pytest.raises(DurableError, match=r"^variants takes a list, not one variant: variants=\['offline'\]$"):
+        evals.run("Say {word}", [{"word": "x"}], store=store, variants="offline")
+    assert store.list_sessions() == []  # nothing written
