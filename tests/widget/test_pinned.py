@@ -50,29 +50,22 @@ def test_pinning_an_unknown_entry_is_one_line():
         SessionWidget.pinned(two_turns(), "nope")
 
 
-def test_durable_show_entry_pinned_in_a_shell(tmp_path, monkeypatch):
+def test_durable_show_entry_pinned_in_a_shell(shell, tmp_path, monkeypatch):
     """``%durable show ENTRY --pinned`` returns the pinned widget; a later turn leaves it as it was."""
     from IPython.core.error import UsageError
-    from IPython.core.interactiveshell import InteractiveShell
 
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
     monkeypatch.chdir(tmp_path)
-    sh.run_line_magic("config", f"DurableMagics.store = {str(tmp_path / '.durable')!r}")
-    sh.run_line_magic("config", "DurableMagics.session = 'pinned'")
-    try:
-        sh.run_cell_magic("durable", "", "first question")
-        sh.run_line_magic("durable", "label first")
-        w = sh.run_line_magic("durable", "show first --pinned")
-        sh.run_cell_magic("durable", "", "second question")
-        assert w.read_only.endswith(", pinned") and w.tree["entries"] == 2 and "second" not in str(w.views)
-        live = sh.run_line_magic("durable", "show")
-        assert not live.read_only and live.tree["entries"] > 2
-        with pytest.raises(UsageError, match="no entry"):
-            sh.run_line_magic("durable", "show nope --pinned")
-    finally:
-        sh.run_line_magic("config", "DurableMagics.store = '.durable'")
-        sh.run_line_magic("config", "DurableMagics.session = ''")
+    shell.run_line_magic("config", f"DurableMagics.store = {str(tmp_path / '.durable')!r}")
+    shell.run_line_magic("config", "DurableMagics.session = 'pinned'")
+    shell.run_cell_magic("durable", "", "first question")
+    shell.run_line_magic("durable", "label first")
+    w = shell.run_line_magic("durable", "show first --pinned")
+    shell.run_cell_magic("durable", "", "second question")
+    assert w.read_only.endswith(", pinned") and w.tree["entries"] == 2 and "second" not in str(w.views)
+    live = shell.run_line_magic("durable", "show")
+    assert not live.read_only and live.tree["entries"] > 2
+    with pytest.raises(UsageError, match="no entry"):
+        shell.run_line_magic("durable", "show nope --pinned")
 
 
 def test_a_pinned_widget_draws_the_ephemeral_entries_of_its_time():
