@@ -123,9 +123,17 @@ def endpoint(url: str | None = None) -> str:
     """Return the traces URL to POST to: ``url``, else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` (as is),
     else ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else ``http://localhost:4318/v1/traces``. A
     given ``url`` with no path (``http://127.0.0.1:6006``) gets ``/v1/traces``. Raises
-    :class:`DurableError` for a URL that is not http(s)."""
+    :class:`DurableError` for a URL that is not http(s), or that holds a user or password (headers
+    carry those: ``OTEL_EXPORTER_OTLP_HEADERS``)."""
     if url:
         parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise DurableError(f"the OTLP endpoint must be an http:// or https:// URL, not {shown(url)!r}")
+        if parts.username is not None or parts.password is not None:
+            raise DurableError(
+                f"the OTLP endpoint {shown(url)} holds a user or password: give it in "
+                "OTEL_EXPORTER_OTLP_HEADERS (e.g. authorization=Basic ...), not in the URL"
+            )
         if parts.path in ("", "/"):
             url = urllib.parse.urlunsplit(parts._replace(path="/v1/traces"))
     elif os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
