@@ -87,11 +87,8 @@ def test_an_evaluation_run_with_reuse_answers_from_the_baseline_run_s_results(tm
     assert [r.reply for r in again.results] == [r.reply for r in base.results]
 
 
-def test_the_magic_replay_and_a_cases_cell_take_tools_reuse(tmp_path, capsys):
-    from IPython.core.interactiveshell import InteractiveShell
-
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
+def test_the_magic_replay_and_a_cases_cell_take_tools_reuse(shell, tmp_path, capsys):
+    sh = shell
     try:
         sh.run_line_magic("config", f"DurableMagics.store = {str(tmp_path)!r}")
         sh.run_line_magic("config", "DurableMagics.session = 'reuse'")

@@ -8,9 +8,7 @@ from durable_nb.digests import log_digests
 from durable_nb.importers.found import known_logs
 
 
-def test_each_llm_conversation_is_a_row_that_opens_it(tmp_path, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
-
+def test_each_llm_conversation_is_a_row_that_opens_it(shell, tmp_path, monkeypatch):
     from durable_nb.notebook.verbs.sessions import _open_row
 
     home = tmp_path / "home"
@@ -20,10 +18,8 @@ def test_each_llm_conversation_is_a_row_that_opens_it(tmp_path, monkeypatch):
     rows = log_digests(known_logs(home=home, env={}))
     assert rows and all(r.tool == "llm" and r.read_only and r.ref.startswith(f"{db} ") for r in rows)
     assert all(r.turns and r.models for r in rows) and len({r.ref for r in rows}) == len(rows)
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
     monkeypatch.chdir(tmp_path)
-    ctx = sh.find_magic("durable").__self__.ctx
+    ctx = shell.find_magic("durable").__self__.ctx
     try:
         said = _open_row(ctx, rows[0].ref)
         conversation = rows[0].ref.rsplit(" ", 1)[1]

@@ -205,13 +205,10 @@ def test_the_table_sorts_and_a_click_opens_the_row(browser, tmp_path, monkeypatc
         h.close()
 
 
-def test_a_terminal_prints_the_listing_with_the_logs(tmp_path, monkeypatch, capsys):
-    from IPython.core.interactiveshell import InteractiveShell
-
+def test_a_terminal_prints_the_listing_with_the_logs(shell, tmp_path, monkeypatch, capsys):
     claude_home(tmp_path, monkeypatch)
     fill(JsonlStore(tmp_path / "kept"))
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
+    sh = shell
     sh.run_line_magic("config", f"DurableMagics.store = {str(tmp_path / 'kept')!r}")
     try:
         capsys.readouterr()

@@ -90,12 +90,10 @@ def test_the_widget_s_fallback_and_the_exported_page_show_the_grid(tmp_path):
     assert '"evaluation":{"run":"v2"' in page  # the page's Evaluation tab draws it
 
 
-def test_the_magic_shows_a_run_s_grid_and_refuses_bad_names_in_one_line(tmp_path, capsys):
+def test_the_magic_shows_a_run_s_grid_and_refuses_bad_names_in_one_line(shell, tmp_path, capsys):
     from IPython.core.error import UsageError
-    from IPython.core.interactiveshell import InteractiveShell
 
-    sh = InteractiveShell.instance()
-    sh.run_line_magic("load_ext", "durable_nb")
+    sh = shell
     try:
         sh.run_line_magic("config", f"DurableMagics.store = {str(tmp_path)!r}")
         sh.run_line_magic("config", "DurableMagics.session = 'g'")
