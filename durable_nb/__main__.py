@@ -45,7 +45,7 @@ def unknown(word: str, command: argparse.ArgumentParser) -> str:
     """Return the error for an argument ``command`` does not take, naming its nearest option."""
     if not word.startswith("-"):
         return f"unexpected argument {word!r}"
-    flags = [f for a in command._actions for f in a.option_strings]  # argparse keeps no public list
+    flags = [f for a in command._actions for f in a.option_strings if f not in ("-h", "--help")]  # no public list
     return f"unknown option {word.split('=')[0]}{suggest(word.split('=')[0], flags)}"
 
 

@@ -106,6 +106,7 @@ def test_a_collector_url_with_a_password_is_refused_without_showing_it(newcomer)
         (["export", "s", "--to", "otlpp"], "invalid choice: 'otlpp'"),
         (["export"], "the following arguments are required: SESSION_OR_LOG"),
         (["exprot", "s"], "invalid choice: 'exprot'"),
+        (["copy", "a", "b", "--frce"], "unknown option --frce (see"),  # copy has no --force: no hint, not --help
         (["eval", "spec.py", "--store", ".durable", "--tools", "reus"], "invalid choice: 'reus'"),
         (["eval", "spec.py", "--store", ".durable", "--nmae", "x"], "unknown option --nmae (did you mean '--name'?)"),
     ],
