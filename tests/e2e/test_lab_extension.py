@@ -86,10 +86,10 @@ def test_a_widget_of_a_restarted_kernel_says_so_and_root_branches_show(lab, lab_
     start = widget.locator(".dnb-row.dnb-start")
     assert "2 branches" in start.inner_text()
     page.screenshot(path=screenshots / "widget_root_branches.png")
-    # origins name the cell as the page shows it: execution count and first line, not its uuid
+    # origins as recorded (a generated UUID would read just "cell"): never an execution count (#27.13)
     widget.locator(".dnb-tab", has_text="Model view").click()
     card = widget.locator(".dnb-model-panel .dnb-card-user").first
-    assert card.locator(".dnb-badge").first.inner_text() == 'cell [3] "first version"'
+    assert card.locator(".dnb-badge").first.inner_text() == "cell:s1"
     widget.locator(".dnb-tab", has_text="Tree").click()
 
     menu(page, "Kernel", "Restart Kernel")
