@@ -23,6 +23,7 @@ import weakref
 from typing import Any
 
 from ..errors import DurableError
+from ..models.failures import env_secrets
 
 HANDSHAKE_SECONDS = 20.0  # spawn to the end of list_tools; the time server needs under a second
 CLOSE_SECONDS = 5.0
@@ -247,7 +248,8 @@ def masked_url(url: str) -> str:
 
 
 def _redact(text: str, env: dict[str, str]) -> str:
-    for value in env.values():
+    """Return ``text`` with the server's env values and this process's secret env values masked."""
+    for value in [*env.values(), *env_secrets()]:
         if len(value) >= 4:
             text = text.replace(value, MASK)
     return text

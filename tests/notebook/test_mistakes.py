@@ -141,3 +141,11 @@ def test_one_grader_or_variant_without_its_list_is_one_line():
     with pytest.raises(DurableError, match=r"^variants takes a list, not one variant: variants=\['offline'\]$"):
         evals.run("Say {word}", [{"word": "x"}], store=store, variants="offline")
     assert store.list_sessions() == []  # nothing written
+
+
+def test_an_mcp_command_or_error_never_shows_a_secret_env_value(monkeypatch):
+    from durable_nb.durable.mcp_server import masked_command
+
+    monkeypatch.setenv("SECRET_TOKEN", SECRET)
+    shown = masked_command(["my-server", "--db", f"postgres://me@db/{SECRET}"], {})
+    assert SECRET not in shown and shown.startswith("my-server --db ")
