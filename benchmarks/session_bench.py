@@ -25,6 +25,10 @@ is against a floor measured in the same run, interleaved (best of
   wall time moves 2-3x between runs, CPU time much less. SQLite:
   ``SqliteStore.load_entries`` against a bare ``SELECT id, body`` of the same
   rows from the same file (the floor is re-measured here in the same run).
+- **pg** (``--parts pg``): ``PostgresStore.load_entries`` against the bare
+  select of the same rows (the store's query, one open connection), wall
+  time (the work is in the server), on a PostgreSQL the script starts
+  (``tests/pg_server.py``, fsync on).
 - **append**: a single-entry ``append_entries`` (median µs) against the raw
   ``O_APPEND`` write of the same bytes, and batches of 1,000 per entry.
 """
@@ -137,14 +141,16 @@ def _line(e) -> bytes:
     return encode_line(e)
 
 
-def best_of(fns: dict, repeat: int) -> dict[str, float]:
+def best_of(fns: dict, repeat: int, clock=time.process_time) -> dict[str, float]:
+    """Best time of each of ``fns``, interleaved; CPU time by default (what other jobs on a shared
+    machine disturb least), wall time for PostgreSQL, whose work is in its server."""
     best = {k: float("inf") for k in fns}
     for _ in range(repeat):
         for k, fn in fns.items():
             gc.collect()
-            t = time.process_time()  # CPU time: what other jobs on a shared machine disturb least
+            t = clock()
             fn()
-            best[k] = min(best[k], time.process_time() - t)
+            best[k] = min(best[k], clock() - t)
     return best
 
 
@@ -205,6 +211,41 @@ def sqlite_row(n: int, tmp: Path, repeat: int) -> dict:
     assert len(bare()) == n
     b = best_of(fns, repeat)
     return {"entries": n, "floor_ms": b["floor"] * 1e3, "load_ms": b["load"] * 1e3, "x": b["load"] / b["floor"]}
+
+
+def pg_row(n: int, dsn: str, repeat: int) -> dict:
+    """PostgresStore.load_entries against the bare select of the same rows (the store's own query
+    text, one connection kept open as the store's pool keeps it); wall time."""
+    import psycopg
+
+    from durable_nb.session import PostgresStore
+    from durable_nb.session.pgstore import _BODY
+
+    sid = f"bench{n}"
+    st = PostgresStore(dsn)
+    st.create_session(sid)
+    es = durable_entries(conversation(n))
+    for i in range(0, n, 5000):
+        st.append_entries(sid, es[i : i + 5000])
+    del es
+    conn = psycopg.connect(dsn)
+    sql = f"SELECT id, {_BODY} FROM durable_entries WHERE session = %s ORDER BY seq"
+    fns = {"floor": lambda: conn.execute(sql, (sid,)).fetchall(), "load": lambda: st.load_entries(sid)}
+    try:
+        assert len(fns["floor"]()) == n
+        wall = best_of(fns, repeat, time.perf_counter)
+        cpu = best_of(fns, repeat)
+    finally:
+        conn.close()
+        st.close()
+    return {
+        "entries": n,
+        "floor_ms": wall["floor"] * 1e3,
+        "load_ms": wall["load"] * 1e3,
+        "x": wall["load"] / wall["floor"],
+        "client_cpu_floor_ms": cpu["floor"] * 1e3,
+        "client_cpu_load_ms": cpu["load"] * 1e3,
+    }
 
 
 def append_row(root: Path, count: int = 2000) -> dict:
@@ -284,31 +325,45 @@ def main() -> None:
         "memory": [],
         "reload": [],
         "sqlite": [],
+        "pg": [],
         "append": [],
     }
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        for n in args.sizes:
-            roots = write_logs(n, tmp, args.logs) if {"memory", "reload", "append"} & set(args.parts) else {}
-            if "memory" in args.parts:
-                for _ in range(2):
-                    res["memory"].append(memory_row(n, roots["plain"]))
-                    print(res["memory"][-1], flush=True)
-            if "reload" in args.parts:
-                for r in reload_rows(n, roots, args.repeat):
-                    res["reload"].append(r)
-                    print({k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()}, flush=True)
-            if "sqlite" in args.parts and n <= 300_000:
-                res["sqlite"].append(sqlite_row(n, tmp, args.repeat))
-                print(res["sqlite"][-1], flush=True)
-            if "append" in args.parts:
-                res["append"].append({"entries": n, **append_row(roots["plain"])})
-                print(res["append"][-1], flush=True)
-            for p in tmp.iterdir():
-                if p.is_dir():
-                    shutil.rmtree(p)
-                else:
-                    p.unlink()
+    server = None
+    if "pg" in args.parts:
+        sys.path.insert(0, str(HERE.parent / "tests"))
+        from pg_server import PgServer
+
+        server = PgServer(fast=False).start()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            for n in args.sizes:
+                roots = write_logs(n, tmp, args.logs) if {"memory", "reload", "append"} & set(args.parts) else {}
+                if "memory" in args.parts:
+                    for _ in range(2):
+                        res["memory"].append(memory_row(n, roots["plain"]))
+                        print(res["memory"][-1], flush=True)
+                if "reload" in args.parts:
+                    for r in reload_rows(n, roots, args.repeat):
+                        res["reload"].append(r)
+                        print({k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()}, flush=True)
+                if "sqlite" in args.parts:
+                    res["sqlite"].append(sqlite_row(n, tmp, args.repeat))
+                    print(res["sqlite"][-1], flush=True)
+                if server is not None:
+                    res["pg"].append(pg_row(n, server.dsn(), args.repeat))
+                    print(res["pg"][-1], flush=True)
+                if "append" in args.parts:
+                    res["append"].append({"entries": n, **append_row(roots["plain"])})
+                    print(res["append"][-1], flush=True)
+                for p in tmp.iterdir():
+                    if p.is_dir():
+                        shutil.rmtree(p)
+                    else:
+                        p.unlink()
+    finally:
+        if server is not None:
+            server.stop()
     res["load_after"] = load_avg()
     print("load average", res["load_before"], "->", res["load_after"])
     Path(args.out).write_text(json.dumps(res, indent=1))
