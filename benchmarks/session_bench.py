@@ -280,7 +280,31 @@ def append_row(root: Path, count: int = 2000) -> dict:
         "floor_us": statistics.median(floor) * 1e6,
         "batch_us": per * 1e6,
         "create_us": per_copy * 1e6,
+        **copy_cpu(es, root.parent / f"copy-{root.name}"),
     }
+
+
+def copy_cpu(es: list, folder: Path) -> dict:
+    """``transfer.copy_session`` of ``es`` into a fresh JSONL store and a fresh SQLite store: CPU µs an entry."""
+    from durable_nb.session import SqliteStore
+    from durable_nb.session.store import SessionRecord
+    from durable_nb.transfer import copy_session
+
+    rec = SessionRecord("copied", "", "2026-01-01T00:00:00.000000Z")
+    out = {}
+    for name, make in (("jsonl", lambda: JsonlStore(folder / "j")), ("sqlite", lambda: SqliteStore(folder / "s.db"))):
+        best = float("inf")
+        for _ in range(3):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            st = make()
+            t = time.process_time()
+            copy_session(rec, es, st)
+            best = min(best, time.process_time() - t)
+            getattr(st, "close", lambda: None)()
+        out[f"copy_{name}_cpu_us"] = best / len(es) * 1e6
+    shutil.rmtree(folder, ignore_errors=True)
+    return out
 
 
 MEMORY = r"""

@@ -505,10 +505,10 @@ def _by_runs(data: bytes) -> list[Entry] | None:
                     return None
                 out.extend(run)
         if end > start:  # a custom entry with fields of its own is never strict: straight to the general path
-            line = _line_by_line(data[start:end], strict=False)
-            if line is None:
+            e = _general_line(data[start:end])  # one line (a blank one holds no mark)
+            if e is None:
                 return None
-            out.extend(line)
+            out.append(e)
         pos = end
     return out
 
@@ -526,15 +526,24 @@ def _line_by_line(data: bytes, strict: bool) -> list[Entry] | None:
                 continue
             except (msgspec.MsgspecError, TypeError, RecursionError):
                 pass
-        try:
-            obj = _json(line)
-        except (msgspec.MsgspecError, RecursionError):
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                return None
-        try:
-            out.append(decode(obj, _strict=not strict))  # the strict decoder refused this line already
-        except DecodeError:
+        e = _general_line(line, tried=strict)
+        if e is None:
             return None
+        out.append(e)
     return out
+
+
+def _general_line(line: bytes, tried: bool = False) -> Entry | None:
+    """Return the entry of one line on the general path (parsed to dicts, then :func:`decode`), or
+    ``None`` when it does not decode; ``tried``: the strict decoder refused this line already."""
+    try:
+        obj = _json(line)
+    except (msgspec.MsgspecError, RecursionError):
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+    try:
+        return decode(obj, _strict=not tried)
+    except DecodeError:
+        return None
