@@ -19,7 +19,7 @@ from ..errors import DurableError, SessionNotFound
 from ..importers import open_session
 from ..session import check_session_id, describe, open_store, store_kind
 from ..session.locate import expand_env
-from ..share import export
+from ..share import export, exported_line
 from ..share.formats import FORMATS
 from ..share.redact import redactor_for
 
@@ -132,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--endpoint URL goes with --to otlp")
     redactor = redactor_for(args.redact)  # a bad --redact: one line before anything is read
     agent, source = load(args.source, args.store)
-    n = len(agent.entries())
     if args.output:
         stores = [open_store(args.store)] if store_kind(args.store) == "jsonl" else []
         out = export(
@@ -145,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             redact=redactor,
             run=args.eval_run,
         )
-        print(f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}")
+        print(exported_line(agent, out, args.eval_run))
     if args.to == "otlp":
         from ..otlp.export import send_session
         from ..otlp.wire import endpoint, shown

@@ -6,6 +6,6 @@
 - :mod:`.export`: :func:`export` writes any of them (or the JSONL log) by suffix.
 """
 
-from .export import FORMATS, export, jsonl_bytes
+from .export import FORMATS, export, exported_line, jsonl_bytes
 
-__all__ = ["FORMATS", "export", "jsonl_bytes"]
+__all__ = ["FORMATS", "export", "exported_line", "jsonl_bytes"]

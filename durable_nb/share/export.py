@@ -192,3 +192,12 @@ def export(
     except OSError as e:
         raise DurableError(f"cannot export to {p}: {e.strerror or e} (nothing was written)") from None
     return p
+
+
+def exported_line(agent: Any, out: Path | str, run: str = "") -> str:
+    """Return the line an export prints: ``exported session S (N entries) to OUT``, or for an evaluation
+    run ``exported evaluation run R of session S to OUT``. O(entries) to count them."""
+    if run:
+        return f"exported evaluation run {run} of session {agent.session_id} to {out}"
+    n = len(agent.entries())
+    return f"exported session {agent.session_id} ({n} {'entry' if n == 1 else 'entries'}) to {out}"

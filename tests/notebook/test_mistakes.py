@@ -149,3 +149,10 @@ def test_an_mcp_command_or_error_never_shows_a_secret_env_value(monkeypatch):
     monkeypatch.setenv("SECRET_TOKEN", SECRET)
     shown = masked_command(["my-server", "--db", f"postgres://me@db/{SECRET}"], {})
     assert SECRET not in shown and shown.startswith("my-server --db ")
+
+
+def test_exporting_a_run_says_it_is_the_run(newcomer, capsys):
+    pytest.importorskip("inspect_ai")
+    where = newcomer.user_ns["where"]
+    newcomer.run_line_magic("durable", f"export {where / 'r1.eval'} --run r1")
+    assert capsys.readouterr().out == f"exported evaluation run r1 of session newcomer to {where / 'r1.eval'}\n"

@@ -6,7 +6,6 @@ from ...errors import DurableError
 from ...session import describe
 from ..context import Context
 from ..options import Call, Option
-from ..render import plural
 from .helptext import help_text
 from .registry import MANY, verb
 
@@ -74,6 +73,7 @@ def show(ctx: Context, call: Call):
 )
 def export(ctx: Context, call: Call) -> None:
     from ...share import export as export_session  # imports the widget module (its front end is the page's)
+    from ...share import exported_line
     from ...share.redact import redactor_for
 
     st = ctx.state
@@ -90,7 +90,7 @@ def export(ctx: Context, call: Call) -> None:
         redact=redactor,
         run=call.run or "",
     )
-    print(f"exported session {a.session_id} ({plural(len(a.entries()), 'entry', 'entries')}) to {out}")
+    print(exported_line(a, out, call.run or ""))
     if redactor is not None:
         print(redactor.summary())
 
