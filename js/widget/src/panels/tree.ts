@@ -117,7 +117,7 @@ export function treePanel(ctx: Ctx): Panel {
     div.setAttribute("aria-level", String(line.depth + 1));
     if (line.on) div.classList.add("dnb-active");
     if (r.id === leaf) div.classList.add("dnb-leaf");
-    if (r.id === at) div.classList.add("dnb-selected");
+    if (at && r.id === at) div.classList.add("dnb-selected"); // "" is the START row, never "selected"
     if (r.injected === "ephemeral") div.classList.add("dnb-eph");
     if (r.aside) div.classList.add("dnb-aside");
     if (line.elided) div.classList.add("dnb-elided");
