@@ -199,6 +199,8 @@ def test_deep_links_into_an_exported_page_from_file_with_no_request(browser, tmp
         h.page.check(".dnb-list-error input")
         h.page.locator(".dnb-list-count", has_text=re.compile(r"^0 entries")).wait_for()
         h.page.screenshot(path=str(SHOTS / "export-deep-link-list.png"))
+        h.page.evaluate(f"location.hash = 'entry={second[:6]}'")  # a link followed within the page
+        h.page.locator(f'.dnb-row.dnb-selected[data-id="{second}"]').wait_for()
         assert h.requests == [] and h.errors == []
     finally:
         h.close()

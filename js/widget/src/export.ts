@@ -122,7 +122,7 @@ function standIn(data: PageData): Model {
   let linkNote = "";
   if (ref !== null) {
     const [id, why] = resolveRef(ref, Object.keys(data.entries), state.labels || {});
-    if (id) state.selected_id = id;
+    if (id) Object.assign(state, { selected_id: id, view: "tree" }); // opened there, in the tree
     else linkNote = `the link's #entry=${ref} ${why}: the page opens at the leaf`;
   }
   update();
@@ -153,7 +153,15 @@ function standIn(data: PageData): Model {
 
 const t0 = performance.now(); // first paint is timed from here (the data parsed, the tree drawn, two frames)
 const data = JSON.parse((document.getElementById("dnb-data") as HTMLElement).textContent || "{}") as PageData;
-widget.render({ model: standIn(data), el: document.getElementById("dnb-root") as HTMLElement });
+const root = document.getElementById("dnb-root") as HTMLElement;
+let unmount = widget.render({ model: standIn(data), el: root });
+// following a new #entry= link within the page opens the widget again at that entry
+window.addEventListener("hashchange", () => {
+  if (linkedRef(location.hash) === null) return;
+  unmount();
+  root.replaceChildren();
+  unmount = widget.render({ model: standIn(data), el: root });
+});
 requestAnimationFrame(() =>
   requestAnimationFrame(() => {
     (window as unknown as { __dnbFirstPaintMs: number }).__dnbFirstPaintMs = performance.now() - t0; // read by benchmarks/export_bench.py
