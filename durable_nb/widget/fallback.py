@@ -269,7 +269,11 @@ def transcript_html(views: dict[str, Any]) -> str:
         kind = t.get("type")
         label = t.get("role") if kind == "message" else f"custom · {t.get('kind')}" if kind == "custom" else kind
         head = f'<b>{_e(label)}</b> <code style="{_MONO}">{_e(_short(t.get("id", "")))}</code>'
-        if kind == "custom":
+        if kind == "custom" and t.get("readable"):  # a kind that says how it reads: that, its record folded
+            body = f'<div style="{_PRE}">{_e(clip(t.get("text", ""), TEXT_CHARS))}</div>'
+            if t.get("data"):
+                body += f'<details><summary>record</summary><pre style="{_PRE}">{_e(t["data"])}</pre></details>'
+        elif kind == "custom":
             body = f'<pre style="{_PRE}">{_e(t["data"])}</pre>' if t.get("data") else ""
         elif t.get("text"):
             text = f"Summary: {t['text']}" if kind == "compaction" else t["text"]

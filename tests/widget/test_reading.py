@@ -50,3 +50,13 @@ def test_a_kind_nobody_registered_keeps_its_json():
     item = view_entry(e)
     assert text(e) is None and "readable" not in item and '"path": "out.csv"' in item["data"]
     assert row(e)["preview"] == '{"path": "out.csv"}'
+
+
+def test_the_static_fallback_reads_a_note_as_its_body():
+    from durable_nb.widget import fallback
+
+    note = Note(body="Note for the <reviewer>: compare both.", cell="c1")
+    html = fallback.transcript_html({"transcript": [view_entry(note)], "transcript_total": 1})
+    body = html.split("<details>")[0]
+    assert "Note for the &lt;reviewer&gt;: compare both." in body and "&quot;body&quot;" not in body
+    assert "<summary>record</summary>" in html  # the record is kept, folded
