@@ -202,6 +202,10 @@ def newcomer_path(page, server: LabServer, root, screenshots) -> None:
     live_status = widget.locator(".dnb-status").inner_text()
     on_path = widget.locator(".dnb-row.dnb-active").evaluate_all("els => els.map(e => e.dataset.id)")
     assert first_reply in on_path and second_reply not in on_path
+    # the label is a chip on the reply it names, never a row of its own, and the leaf badge stays on that reply
+    assert widget.locator(".dnb-row").count() == 7
+    assert "first-try" in widget.locator(f'.dnb-row[data-id="{first_reply}"]').inner_text()
+    assert widget.locator(".dnb-row.dnb-leaf").evaluate_all("els => els.map(e => e.dataset.id)") == [first_reply]
 
     # the compare view: the two replies
     for reply in (first_reply, second_reply):
