@@ -20,7 +20,7 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
+import uuid
 from pathlib import Path
 
 from jupyter_client.manager import KernelManager
@@ -29,38 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from session_bench import write_logs  # noqa: E402
+from widget_bench import cell  # noqa: E402
 
 
 def run(kc, code: str) -> tuple[float, int]:
-    """Run ``code`` as a cell; return (seconds to its reply, bytes of its iopub messages)."""
-    msg = kc.session.msg(
-        "execute_request",
-        {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": False,
-            "stop_on_error": True,
-        },
-    )
-    t = time.perf_counter()
-    kc.shell_channel.send(msg)
-    while True:
-        reply = kc.get_shell_msg(timeout=600)
-        if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
-            break
-    elapsed = time.perf_counter() - t
-    if reply["content"]["status"] != "ok":
-        raise RuntimeError(f"{code!r}: {reply['content']}")
-    size = 0
-    while True:
-        m = kc.get_iopub_msg(timeout=600)
-        if m["parent_header"].get("msg_id") != msg["header"]["msg_id"]:
-            continue
-        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-            return elapsed, size
-        size += len(json.dumps(m["content"]))
+    """Run ``code`` as a cell of its own (:func:`widget_bench.cell`); return (seconds to its reply,
+    bytes of its iopub messages' content)."""
+    elapsed, messages = cell(kc, code, uuid.uuid4().hex)
+    return elapsed, sum(len(json.dumps(m["content"])) for m in messages)
 
 
 def row(root: Path) -> dict:
