@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from .. import ai
@@ -57,6 +58,7 @@ from .common import (
     int_usage,
     message,
     need_str,
+    share_strings,
     text,
     text_of,
     tool_call,
@@ -115,6 +117,7 @@ class _Reader:
         self.heads: dict[str, CustomEntry] = {}  # sidechain head id -> its claude_code.sidechain entry
         self.sidechain_ids: set[str] = set()
         self.entry_parent: dict[int, str] = {}  # id(record) -> parent chosen for it (a sidechain head)
+        self.strings: dict[str, str] = {}  # one object for each string value asides repeat (see share_strings)
 
     def line_parent(self, obj: dict[str, Any]) -> str:
         """Return the entry a user/assistant line continues from."""
@@ -173,7 +176,8 @@ class _Reader:
 
     def aside(self, kind: str, raw: dict[str, Any], id: str, parent: str, at: Any) -> None:
         """Add a bookkeeping record as an aside hanging off ``parent`` (see :func:`~durable_nb.session.is_aside`)."""
-        e = custom(kind, raw, id, parent, at)
+        share_strings(raw, self.strings)
+        e = custom(self.strings.setdefault(kind, kind), raw, id, parent, at)
         assert is_aside(e), kind
         self.add(e)
 
@@ -223,9 +227,9 @@ class _Reader:
             self.add(g)
         g.message.content.extend(blocks)
         if isinstance(m.get("model"), str):
-            g.message.model = m["model"]
+            g.message.model = intern(m["model"])
         if m.get("stop_reason") and isinstance(m.get("stop_reason"), str):
-            g.message.stop_reason = m["stop_reason"]
+            g.message.stop_reason = intern(m["stop_reason"])
         g.message.usage = int_usage(m.get("usage")) or g.message.usage
         if other:  # blocks a message cannot hold: an aside hanging off the message
             kind = "claude_code.block." + "+".join(sorted({str(b.get("type")) for b in other}))

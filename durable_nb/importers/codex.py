@@ -52,6 +52,7 @@ from .common import (
     guarded,
     message,
     need_str,
+    share_strings,
     text,
     text_of,
     tool_call,
@@ -180,7 +181,7 @@ def _only_repeats(p: dict[str, Any]) -> bool:
 class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.entries: list[Entry] = []
+        self.entries: list[Entry | None] = []  # None: an event its item folded (dropped at once, its record freed)
         self.cur = ""
         self.open: MessageEntry | None = None
         self.tool_names: dict[str, str] = {}
@@ -188,8 +189,9 @@ class _Reader:
         self.ui = {"user_message": _Pairs(), "agent_message": _Pairs(), "agent_reasoning": _Pairs()}
         self.typed_input = False  # a user_message event was read: the log records what the user typed
         self.untyped: list[MessageEntry] = []  # user messages no event repeats, read before any such event
-        self.folded: set[str] = set()  # ids of events kept as asides until their item came and folded them
+        self.waiting: dict[str, int] = {}  # event kind -> index of its event kept as an aside until its item comes
         self.rollbacks: list[tuple[CustomEntry, int]] = []  # rollback entries and the turns each undoes
+        self.strings: dict[str, str] = {}  # one object for each string value asides repeat (see share_strings)
 
     def add(self, e: Entry, advance: bool = True) -> Entry:
         self.entries.append(e)
@@ -197,9 +199,12 @@ class _Reader:
             self.cur = e.id
         return e
 
-    def aside(self, e: Entry) -> None:
-        """Add a record that is not a message as an aside hanging off the current entry (it does not advance)."""
+    def aside(self, e: CustomEntry) -> None:
+        """Add a record that is not a message as an aside hanging off the current entry (it does not advance);
+        its kind and the strings of its raw record are shared with the asides before it."""
         assert is_aside(e), e
+        e.kind = self.strings.setdefault(e.kind, e.kind)
+        share_strings(e.data, self.strings)
         self.add(e, advance=False)
 
     def record(self, lineno: int, obj: dict[str, Any]) -> None:
@@ -232,23 +237,29 @@ class _Reader:
             self.untyped.clear()
         e = custom(f"codex.event_msg.{pt}", obj, id, self.cur, at)
         folds = _only_repeats(p)
-        if self.ui[pt].on_event(e if folds else True) and folds:
-            return
+        if self.ui[pt].on_event(e if folds else True):
+            if folds:
+                return
+        elif folds:  # it waits for its item (an event of its kind that waited before stays)
+            self.waiting[pt] = len(self.entries)
+        else:
+            self.waiting.pop(pt, None)
         self.aside(e)
 
     def pair_item(self, p: dict[str, Any]) -> None:
         """Pair the response item just added with the UI event that repeats it (see :class:`_Pairs`)."""
+        token: Any = True
         if _typed_user(p):
-            pairs, token = self.ui["user_message"], self.entries[-1]  # the user message item() just added
+            kind, token = "user_message", self.entries[-1]  # the user message item() just added
         elif _assistant_text(p):
-            pairs, token = self.ui["agent_message"], True
+            kind = "agent_message"
         elif _reasoning(p):
-            pairs, token = self.ui["agent_reasoning"], True
+            kind = "agent_reasoning"
         else:
             return
-        event, left = pairs.on_item(token)
-        if isinstance(event, Entry):  # an event that waited for this item and only repeats it
-            self.folded.add(event.id)
+        event, left = self.ui[kind].on_item(token)
+        if isinstance(event, Entry):  # an event that waited for this item and only repeats it: dropped now
+            self.entries[self.waiting.pop(kind)] = None
         if isinstance(left, MessageEntry):
             self.unpaired(left)
 
@@ -265,9 +276,10 @@ class _Reader:
         left = self.ui["user_message"].item
         if isinstance(left, MessageEntry):
             self.unpaired(left)
+        entries = [e for e in self.entries if e is not None]
         if self.rollbacks:
-            self.hang_rollbacks()
-        return [e for e in self.entries if e.id not in self.folded] if self.folded else self.entries
+            self.hang_rollbacks(entries)
+        return entries
 
     def item(self, id: str, p: dict[str, Any], at: Any, injected: str | None = None) -> None:
         t = p["type"]
@@ -290,7 +302,7 @@ class _Reader:
             role = p.get("role")
             origin = injected
             if role in ("developer", "system"):
-                origin = origin or f"codex:{role}"
+                origin = origin or ("codex:developer" if role == "developer" else "codex:system")
             elif role == "user" and not origin:
                 origin = context_origin(text_of(p.get("content")))  # "codex:injected" is decided by pair_item
             elif role != "user":
@@ -353,9 +365,9 @@ class _Reader:
         self.rollbacks.append((e, n))
         self.add(e)
 
-    def hang_rollbacks(self) -> None:
+    def hang_rollbacks(self, entries: list[Entry]) -> None:
         """Move each rollback entry (in log order) to before the turns it undoes. O(entries + undone)."""
-        by_id = {e.id: e for e in self.entries}
+        by_id = {e.id: e for e in entries}
         for rollback, n in self.rollbacks:
             e = by_id.get(rollback.parent_id)
             found = 0

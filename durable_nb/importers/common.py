@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -96,6 +97,34 @@ def guarded(path: Path, lineno: int, fn: Callable[[], Any]) -> Any:
         raise CorruptLog(f"{path}:{lineno}: JSON nested too deeply to read") from None
 
 
+def share_strings(value: Any, seen: dict[str, str]) -> None:
+    """Make the equal string values inside ``value`` (nested dicts and lists, changed in place)
+    one object each, through ``seen`` (a reader's cache: string -> the object kept).
+
+    An aside keeps its raw record whole, and a log repeats most of its strings record after
+    record (a Codex ``turn_context``'s instructions and paths, event type names): held once,
+    they cost once. Keys need nothing (msgspec already shares them). Values stay equal, so the
+    entry is the same. O(nodes)."""
+    if type(value) is dict:
+        for k, v in value.items():
+            t = type(v)
+            if t is str:
+                s = seen.setdefault(v, v)
+                if s is not v:
+                    value[k] = s  # same key: the dict does not change size while iterated
+            elif t is dict or t is list:
+                share_strings(v, seen)
+    elif type(value) is list:
+        for i, v in enumerate(value):
+            t = type(v)
+            if t is str:
+                s = seen.setdefault(v, v)
+                if s is not v:
+                    value[i] = s
+            elif t is dict or t is list:
+                share_strings(v, seen)
+
+
 def custom(kind: str, raw: dict[str, Any], id: str, parent_id: str, created_at: Any = "") -> CustomEntry:
     """Return a custom entry that keeps a source record whole (``data`` is the raw record)."""
     return CustomEntry(id=id, parent_id=parent_id or "", created_at=_at(created_at), kind=kind, data=raw)
@@ -131,7 +160,7 @@ def tool_call(id: Any, name: Any, arguments: Any, wrap: str = "arguments") -> ai
     """
     if not isinstance(id, str) or not id or not isinstance(name, str) or not name:
         raise ValueError("a tool call needs a string id and name")
-    return ai.ToolCall(id, name, arguments if isinstance(arguments, dict) else {wrap: arguments})
+    return ai.ToolCall(id, intern(name), arguments if isinstance(arguments, dict) else {wrap: arguments})
 
 
 def image_block(data: Any, mime_type: Any) -> ai.Block:
@@ -208,11 +237,15 @@ def mtime_iso(path: Path) -> str:
 def dedupe(entries: list[Entry], notes: list[str], source: str) -> list[Entry]:
     """Return ``entries`` with repeated ids resolved: an exact repeat is dropped,
     a different entry under a taken id gets a ``~N`` suffix. One note counts each.
-    O(n); entries are encoded only where ids collide."""
+    An entry's ``parent_id`` becomes its parent's ``id`` object when the parent comes first
+    (an equal string held once). O(n); entries are encoded only where ids collide."""
     seen: dict[str, Entry] = {}
     out: list[Entry] = []
     dropped = renamed = 0
     for e in entries:
+        parent = seen.get(e.parent_id)
+        if parent is not None:
+            e.parent_id = parent.id
         if e.id in seen:  # rare: only then are the two encoded and compared
             if encode(seen[e.id]) == encode(e):
                 dropped += 1

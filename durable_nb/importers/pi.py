@@ -42,6 +42,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 import msgspec
@@ -84,7 +85,7 @@ def blocks(content: Any) -> list[ai.Block]:
             out.append(tool_call(b.get("id"), b.get("name"), b.get("arguments")))
         elif t in ("thinking", "redactedThinking"):
             out.append(_thinking(b))
-    return out
+    return out[:] if len(out) == 1 else out  # a list of one: exact size (appending leaves room for four)
 
 
 def _thinking(b: dict[str, Any]) -> ai.Thinking:
@@ -259,7 +260,7 @@ def _custom_message(id: str, parent: str, at: Any, ctype: Any, content: Any, dis
     msg = ai.Message(
         role="user",
         content=blocks(content),
-        origin=f"pi:{ctype or 'custom'}",
+        origin=intern(f"pi:{ctype or 'custom'}"),
         injected=None if display else ai.Injection.META,
     )
     return message(id, parent, at, msg)
@@ -277,8 +278,8 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
             role="assistant",
             content=blocks(content),
             usage=_usage(m.get("usage")),
-            stop_reason=m.get("stopReason") if isinstance(m.get("stopReason"), str) else None,
-            model=m.get("model") or None if isinstance(m.get("model"), str) else None,
+            stop_reason=intern(m["stopReason"]) if isinstance(m.get("stopReason"), str) else None,
+            model=intern(m["model"]) or None if isinstance(m.get("model"), str) else None,
         )
         out.append(message(id, parent, at, msg))
         return out
@@ -288,7 +289,7 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
             content=blocks(m.get("content")),
             is_error=bool(m.get("isError")),
             tool_call_id=need_str(m.get("toolCallId"), "toolCallId"),
-            tool_name=m.get("toolName") if isinstance(m.get("toolName"), str) else None,
+            tool_name=intern(m["toolName"]) if isinstance(m.get("toolName"), str) else None,
         )
         return [message(id, parent, at, msg)]
     if role == "branchSummary" and m.get("summary"):

@@ -143,3 +143,45 @@ def test_pi_v1_compaction_names_the_record_it_keeps_from_before_or_after_it(tmp_
     kept = [e.first_kept_id for e in open_session(p).agent.entries() if isinstance(e, CompactionEntry)]
     # Record 1 is on line 2; a blank line follows it, so record 6 is on line 8; record 9 does not exist.
     assert kept == ["L2", "p", "L8", "", ""]
+
+
+def test_codex_event_folded_into_the_item_after_it_is_freed_when_the_item_comes(tmp_path):
+    # L2 waits as an aside for its item (L3), which folds it: its record is not kept to the end.
+    log = [META, event("agent_message", message="hi"), said("assistant", "hi")]
+    log += [event("token_count", info=None) for _ in range(3)]
+    path = write(tmp_path, "rollout.jsonl", log)
+    seen: dict[int, weakref.ref] = {}
+
+    def records() -> Iterator[tuple[int, dict[str, Any]]]:
+        for lineno, obj in Records(path):
+            if lineno == 5:
+                assert seen[2]() is None, "the folded event's record is still held after its item"
+            rec = Rec(obj)
+            seen[lineno] = weakref.ref(rec)
+            yield lineno, rec
+
+    loaded = codex.load(path, records())
+    assert [e.id for e in loaded.entries] == ["L1", "L3", "L4", "L5", "L6"]
+
+
+@pytest.mark.parametrize("fmt", ["codex", "claude_code"])
+def test_asides_hold_a_repeated_string_once(tmp_path, fmt):
+    # An aside keeps its raw record; the strings records repeat (paths, instructions) are one object.
+    cwd = "/home/someone/" + "project" * 20
+    if fmt == "codex":
+        log = [META, *({**event("turn_context"), "payload": {"type": "x", "cwd": cwd, "n": [cwd]}} for _ in range(3))]
+    else:
+        log = [
+            {"type": "progress", "uuid": f"u{i}", "parentUuid": None, "sessionId": "s", "cwd": cwd, "n": [cwd]}
+            for i in range(3)
+        ]
+    asides = [
+        e for e in open_session(write(tmp_path, "log.jsonl", log)).agent.entries() if e.kind != "codex.session_meta"
+    ]
+    held = {id(s) for e in asides for s in (_find(e.data, "cwd"), _find(e.data, "n")[0])}
+    assert len(asides) == 3 and len(held) == 1
+    assert all(_find(e.data, "cwd") == cwd for e in asides)
+
+
+def _find(d: dict[str, Any], key: str) -> Any:
+    return d[key] if key in d else _find(d["payload"], key)
