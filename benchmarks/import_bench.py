@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -56,16 +57,18 @@ _IDS = re.compile(r'"((?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 _CALL_IDS = re.compile(r'"((?:call_|toolu_)[A-Za-z0-9]{8,})"')  # an id, not the "call_id" key
 
 CHILD = r"""
-import gc, json, resource, sys, time
+import gc, json, resource, sys, time, tracemalloc
 from pathlib import Path
-mode, path = sys.argv[1], Path(sys.argv[2])
+mode, path, trace = sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "trace"
 import durable_nb.importers
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * resource.getpagesize()
 gc.collect()
 base = rss()
-t = time.perf_counter()
+if trace:
+    tracemalloc.start()
+t, c = time.perf_counter(), time.process_time()
 if mode == "floor":
     out = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
     n = len(out)
@@ -73,9 +76,11 @@ else:
     imp = durable_nb.importers.open_session(path)
     n = len(imp.agent.entries())
     msgs = len(imp.agent.messages())
-took = time.perf_counter() - t
+took, cpu = time.perf_counter() - t, time.process_time() - c
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"seconds": took, "peak_over_base": peak - base, "base": base, "items": n}))
+kept, traced = tracemalloc.get_traced_memory() if trace else (0, 0)
+print(json.dumps({"seconds": took, "cpu": cpu, "peak_over_base": peak - base, "base": base, "items": n,
+                  "traced_peak": traced, "traced_kept": kept}))
 """
 
 
@@ -118,13 +123,16 @@ def _write_body_repeats(path: Path, mb: float, fixture: Path) -> int:
     return path.stat().st_size
 
 
-def measure(mode: str, path: Path) -> dict:
+def measure(mode: str, path: Path, code: Path = ROOT, trace: bool = False) -> dict:
+    """Run one measurement in a fresh child importing ``durable_nb`` from ``code``; with ``trace``,
+    under tracemalloc (slower: its times are not used), reporting the traced peak and what stays."""
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, str(path)],
+        [sys.executable, "-c", CHILD, mode, str(path), "trace" if trace else "-"],
         capture_output=True,
         text=True,
         check=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(code), "PATH": "/usr/bin:/bin"},
+        cwd=code,  # "-c" puts the working folder first on the path: it must be the checkout measured
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -134,44 +142,80 @@ def main() -> None:
     ap.add_argument("--format", choices=[*FIXTURE, "all"], default="claude_code")
     ap.add_argument("--mb", type=float, default=100.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--code",
+        action="append",
+        metavar="LABEL=DIR",
+        help="import durable_nb from DIR (e.g. before=/tmp/main-archive); repeat to compare, runs interleaved",
+    )
+    ap.add_argument("--trace", action="store_true", help="also one run of each under tracemalloc (peak, kept)")
+    ap.add_argument("--out", type=Path, help="write the results here instead of benchmarks/import_bench.json")
     args = ap.parse_args()
+    codes = dict(c.split("=", 1) for c in args.code) if args.code else {"": str(ROOT)}
     for fmt in FIXTURE if args.format == "all" else [args.format]:
-        run(fmt, args.mb, args.repeat)
+        run(fmt, args.mb, args.repeat, {k: Path(v) for k, v in codes.items()}, args.trace, args.out)
 
 
-def run(fmt: str, mb: float, repeat: int) -> None:
-    """Measure one format; print a line and store its result in ``import_bench.json``."""
+def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, out: Path | None) -> None:
+    """Measure one format for each checkout in ``codes``; print a line each and store the results."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{fmt}-{mb:g}mb.jsonl"
         size = write_log(path, mb, fmt)
-        runs: dict[str, list[dict]] = {"floor": [], "open_session": []}
-        for _ in range(repeat):  # interleaved, so a busy moment hits both
-            for mode in runs:
-                runs[mode].append(measure(mode, path))
-    best = {m: min(r, key=lambda x: x["seconds"]) for m, r in runs.items()}
-    peak = {m: max(x["peak_over_base"] for x in r) for m, r in runs.items()}
-    result = {
-        "file_mb": round(size / 1e6, 1),
-        "lines": best["floor"]["items"],
-        "entries": best["open_session"]["items"],
-        "floor_s": round(best["floor"]["seconds"], 3),
-        "open_session_s": round(best["open_session"]["seconds"], 3),
-        "x_floor": round(best["open_session"]["seconds"] / best["floor"]["seconds"], 2),
-        "floor_peak_x_file": round(peak["floor"] / size, 2),
-        "open_session_peak_x_file": round(peak["open_session"] / size, 2),
-        "child_base_mb": round(best["open_session"]["base"] / 1e6, 1),
-    }
-    out = ROOT / "benchmarks" / "import_bench.json"
-    stored = json.loads(out.read_text()) if out.exists() else {}
+        modes = ["floor", *(f"open_session:{label}" for label in codes)]
+        runs: dict[str, list[dict]] = {m: [] for m in modes}
+        load = [os.getloadavg()[0]]
+        for _ in range(repeat):  # interleaved, so a busy moment hits all
+            for mode in modes:
+                kind, _, label = mode.partition(":")
+                runs[mode].append(measure(kind, path, codes[label] if label in codes else ROOT))
+            load.append(os.getloadavg()[0])
+        traced = {}
+        if trace:
+            for mode in modes:
+                kind, _, label = mode.partition(":")
+                traced[mode] = measure(kind, path, codes[label] if label in codes else ROOT, trace=True)
+    floor = min(runs["floor"], key=lambda x: x["seconds"])
+    floor_cpu = min(x["cpu"] for x in runs["floor"])
+    results = {}
+    for mode in modes[1:]:
+        label = mode.partition(":")[2]
+        best = min(runs[mode], key=lambda x: x["seconds"])
+        cpu = min(x["cpu"] for x in runs[mode])
+        result = {
+            "file_mb": round(size / 1e6, 1),
+            "lines": floor["items"],
+            "entries": best["items"],
+            "floor_s": round(floor["seconds"], 3),
+            "open_session_s": round(best["seconds"], 3),
+            "x_floor": round(best["seconds"] / floor["seconds"], 2),
+            "floor_cpu_s": round(floor_cpu, 3),
+            "open_session_cpu_s": round(cpu, 3),
+            "x_floor_cpu": round(cpu / floor_cpu, 2),
+            "floor_peak_x_file": round(max(x["peak_over_base"] for x in runs["floor"]) / size, 2),
+            "open_session_peak_x_file": round(max(x["peak_over_base"] for x in runs[mode]) / size, 2),
+            "child_base_mb": round(best["base"] / 1e6, 1),
+            "load_average": [round(x, 1) for x in load],
+        }
+        if trace:
+            result["floor_traced_peak_x_file"] = round(traced["floor"]["traced_peak"] / size, 2)
+            result["traced_peak_x_file"] = round(traced[mode]["traced_peak"] / size, 2)
+            result["traced_kept_x_file"] = round(traced[mode]["traced_kept"] / size, 2)
+        results[label] = result
+        print(
+            f"{fmt}{' ' + label if label else ''}: {result['file_mb']} MB, {result['lines']} lines -> "
+            f"{result['entries']} entries | floor json.loads {result['floor_s']} s, cpu {result['floor_cpu_s']} s "
+            f"(peak {result['floor_peak_x_file']}x file) | open_session {result['open_session_s']} s = "
+            f"{result['x_floor']}x floor, cpu {result['open_session_cpu_s']} s = {result['x_floor_cpu']}x, "
+            f"peak {result['open_session_peak_x_file']}x file"
+            + (f", traced peak {result['traced_peak_x_file']}x, kept {result['traced_kept_x_file']}x" if trace else "")
+            + f" | load {result['load_average']}",
+            flush=True,
+        )
+    target = out or ROOT / "benchmarks" / "import_bench.json"
+    stored = json.loads(target.read_text()) if target.exists() else {}
     stored = stored if set(stored) <= set(FIXTURE) else {"claude_code": stored}  # the file once held one result
-    stored[fmt] = result
-    out.write_text(json.dumps(stored, indent=2) + "\n")
-    print(
-        f"{fmt}: {result['file_mb']} MB, {result['lines']} lines -> {result['entries']} entries | "
-        f"floor json.loads {result['floor_s']} s (peak {result['floor_peak_x_file']}x file) | "
-        f"open_session {result['open_session_s']} s = {result['x_floor']}x floor, "
-        f"peak {result['open_session_peak_x_file']}x file"
-    )
+    stored[fmt] = results[""] if list(results) == [""] else results
+    target.write_text(json.dumps(stored, indent=2) + "\n")
 
 
 if __name__ == "__main__":
