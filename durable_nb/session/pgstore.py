@@ -43,6 +43,7 @@ from ..errors import DurableError, SessionExists, SessionNotFound
 from .codec import same_line
 from .dsn import mask, missing_psycopg, split_dsn
 from .entry import Entry, now
+from .pgload import streamed
 from .search import Hit, search_text, words
 from .sqlitestore import decode_rows, hits_of
 from .store import SessionRecord, check_session_id
@@ -270,22 +271,27 @@ class PostgresStore:
         return SessionRecord(*row)
 
     def load_entries(self, id: str) -> list[Entry]:
-        """Return the session's entries in append order. Raises ``SessionNotFound``.
+        """Return the session's entries in append order. Raises ``SessionNotFound``; a row that does
+        not decode raises :class:`~durable_nb.errors.CorruptLog` naming the session and entry.
 
-        Cost: one indexed query, O(entries)."""
+        Cost: one indexed query, O(entries), its rows decoded as they arrive (:mod:`.pgload`); only
+        when that is refused are the rows read again with their ids, to name the bad one."""
         check_session_id(id)
 
         def read(conn):
             if conn.execute("SELECT 1 FROM durable_sessions WHERE id = %s", (id,)).fetchone() is None:
                 return None
-            return conn.execute(
-                f"SELECT id, {_BODY} FROM durable_entries WHERE session = %s ORDER BY seq", (id,)
-            ).fetchall()
+            where = "FROM durable_entries WHERE session = %s ORDER BY seq"
+            entries = streamed(conn, f"SELECT {_BODY} {where}", (id,))
+            if entries is not None:
+                return entries, None
+            return None, conn.execute(f"SELECT id, {_BODY} {where}", (id,)).fetchall()
 
-        rows = self._run(f"load session {id!r}", read)
-        if rows is None:
+        got = self._run(f"load session {id!r}", read)
+        if got is None:
             raise SessionNotFound(f"no session {id!r} in {self.dsn}")
-        return decode_rows(rows, f"{self.dsn} session {id!r}")
+        entries, rows = got
+        return entries if rows is None else decode_rows(rows, f"{self.dsn} session {id!r}")
 
     def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
         """Append entries in one transaction (all or nothing), then notify listeners.

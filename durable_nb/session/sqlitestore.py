@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..errors import DurableError, SessionExists, SessionNotFound, StoreWriteError
 from .codec import decode, decode_lines, encode_line, same_line
+from .compact import collector_paused
 from .entry import Entry, now
 from .search import Hit, matches, search_text, snippet, words
 from .sqliteopen import connect, error
@@ -185,9 +186,12 @@ class SqliteStore:
 
         Raises ``SessionNotFound``; a row that does not decode raises
         :class:`~durable_nb.errors.CorruptLog` naming the session and entry.
-        Cost: one indexed read, O(entries). SQLite joins the bodies into one
-        byte string (no Python string per row) that msgspec decodes in one
-        pass; only when that is refused (a row that is not JSON text of an
+        Cost: one indexed read, O(entries), in one read transaction. SQLite
+        joins the bodies of each :data:`CHUNK` rows into one byte string (no
+        Python string per row) that msgspec decodes in one pass; chunks keep
+        the buffers small enough to be reused (a whole session's would be
+        fresh memory, and over SQLite's 1 GB value limit past ~1.5M entries).
+        Only when that is refused (a row that is not JSON text of an
         entry) are the rows read one by one, to name the bad one.
         """
         check_session_id(id)
@@ -195,13 +199,10 @@ class SqliteStore:
             self._db.execute("BEGIN")
             try:
                 found = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (id,)).fetchone()
-                # A sorted subquery under an aggregate is not flattened: group_concat sees rowid order.
-                count, other, joined = self._db.execute(_JOINED, (id,)).fetchone()
-                entries = decode_lines(joined) if count and not other else None
-                if entries is not None and len(entries) == count:
-                    rows = None
-                else:
-                    entries = []
+                with collector_paused():
+                    entries = self._joined(id) if found is not None else []
+                rows: list = []
+                if entries is None:
                     rows = self._db.execute(
                         "SELECT id, body FROM entries WHERE session = ? ORDER BY rowid", (id,)
                     ).fetchall()
@@ -209,7 +210,27 @@ class SqliteStore:
                 self._db.execute("COMMIT")
         if found is None:
             raise SessionNotFound(f"no session {id!r} in {self.path}")
-        return entries if rows is None else decode_rows(rows, f"{self.path} session {id!r}")
+        return decode_rows(rows, f"{self.path} session {id!r}") if entries is None else entries
+
+    def _joined(self, id: str) -> list[Entry] | None:
+        """Return session ``id``'s entries read :data:`CHUNK` rows at a time as joined lines (inside the
+        caller's read transaction), or ``None`` when a chunk is refused: a body that is not text, lines that
+        do not decode to one entry per row, or a chunk too big for one SQLite value."""
+        out: list[Entry] = []
+        after = 0
+        while True:
+            try:
+                count, other, joined, after = self._db.execute(_JOINED, (id, after, CHUNK)).fetchone()
+            except sqlite3.DataError:  # SQLITE_TOOBIG: bodies too long to join
+                return None
+            if not count:
+                return out
+            some = None if other else decode_lines(joined)
+            if some is None or len(some) != count:
+                return None
+            out += some
+            if count < CHUNK:
+                return out
 
     def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
         """Append entries in one transaction (all or nothing).
@@ -313,10 +334,15 @@ class SqliteStore:
         return out[:limit]
 
 
-# Every body of a session in rowid order, as one byte string of lines; the count; the rows whose body is not text.
+CHUNK = 2_000
+"""Rows joined per query by :meth:`SqliteStore.load_entries` (~1.3 MB of bodies here: still in cache when decoded, and reused)."""
+
+# The bodies of a session's next rows after a rowid, in rowid order, as one byte string of lines; the
+# count; the rows whose body is not text; the last rowid. A sorted, limited subquery under an aggregate
+# is not flattened: group_concat sees rowid order.
 _JOINED = (
-    "SELECT count(*), total(typeof(body) != 'text'), CAST(group_concat(body, char(10)) AS BLOB)"
-    " FROM (SELECT body FROM entries WHERE session = ? ORDER BY rowid)"
+    "SELECT count(*), total(typeof(body) != 'text'), CAST(group_concat(body, char(10)) AS BLOB), max(r)"
+    " FROM (SELECT rowid AS r, body FROM entries WHERE session = ? AND rowid > ? ORDER BY rowid LIMIT ?)"
 )
 
 

@@ -1,0 +1,89 @@
+"""The SQL stores' reload in chunks: a session spanning many chunks comes back whole and in order,
+and a bad row in any chunk is still named, as when the rows were read one by one."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from core_helpers import ids, msg
+
+from durable_nb import session
+from durable_nb.errors import CorruptLog
+from durable_nb.session import pgload, sqlitestore
+from tests.support import store_opener
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def reopen(request, tmp_path, monkeypatch):
+    """Another store object on one SQLite file / PostgreSQL schema, reading 3 rows a chunk."""
+    monkeypatch.setattr(sqlitestore, "CHUNK", 3)
+    monkeypatch.setattr(pgload, "CHUNK", 3)
+    with store_opener(request.param, tmp_path, request) as (open_store, _):
+        yield open_store
+
+
+def _two_sessions(st, n: int = 10) -> list[session.Entry]:
+    """Interleave the rows of sessions ``a`` and ``b`` (custom entries among them); return a's entries."""
+    st.create_session("a")
+    st.create_session("b")
+    written = []
+    for i in range(n):
+        e = msg(f"a{i}", f"a{i - 1}" if i else "", f"text {i}")
+        if i % 4 == 1:
+            e = session.CustomEntry(id=f"a{i}", parent_id=f"a{i - 1}", kind="reload_tally", data={"n": i})
+        st.append_entries("a", [e])
+        st.append_entries("b", [msg(f"b{i}")])
+        written.append(e)
+    return written
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 7, 9, 10])
+def test_a_session_of_many_chunks_reloads_whole_and_in_order(reopen, n):
+    written = _two_sessions(reopen(), n)
+    got = reopen().load_entries("a")
+    assert ids(got) == ids(written) and got == written
+    assert ids(reopen().load_entries("b")) == [f"b{i}" for i in range(n)]
+
+
+def test_a_bad_row_in_a_later_chunk_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlitestore, "CHUNK", 3)
+    path = tmp_path / "s.db"
+    _two_sessions(session.SqliteStore(path), 7)
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO entries VALUES ('a', 'bad', 'not json {')")
+    db.execute("INSERT INTO entries VALUES ('b', 'blob', x'7b7d')")
+    db.execute("INSERT INTO entries VALUES ('b', 'blank', '')")
+    db.commit()
+    db.close()
+    st = session.SqliteStore(path)
+    with pytest.raises(CorruptLog, match=r"session 'a': entry 'bad' does not decode"):
+        st.load_entries("a")
+    with pytest.raises(CorruptLog, match=r"session 'b': entry 'blob' is not JSON text"):
+        st.load_entries("b")
+
+
+def test_a_session_too_big_for_one_sqlite_value_still_loads(tmp_path):
+    st = session.SqliteStore(tmp_path / "s.db")
+    written = _two_sessions(st, 30)
+    st._db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000)  # a chunk's joined bodies exceed it: rows one by one
+    assert st.load_entries("a") == written
+
+
+@pytest.mark.pg
+def test_a_bad_postgres_row_in_a_later_chunk_is_named(pg_dsn, monkeypatch):
+    import psycopg
+
+    monkeypatch.setattr(pgload, "CHUNK", 3)
+    st = session.PostgresStore(pg_dsn)
+    _two_sessions(st, 7)
+    with psycopg.connect(pg_dsn) as c:
+        c.execute(
+            "INSERT INTO durable_entries (session, id, body, words) VALUES "
+            """('a', 'bad', '{"durable_nb_line": "not json {"}', ''), ('b', 'none', '{"x": 1}', '')"""
+        )
+    with pytest.raises(CorruptLog, match=r"session 'a': entry 'bad' does not decode"):
+        st.load_entries("a")
+    with pytest.raises(CorruptLog, match=r"session 'b': entry 'none' is not JSON text"):
+        st.load_entries("b")
+    st.close()
