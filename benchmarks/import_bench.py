@@ -1,6 +1,7 @@
 """The 100 MB imports (#18 item 4): ``open_session`` against the bare ``json.loads`` floor.
 
     python benchmarks/import_bench.py [--format claude_code|codex|pi|all] [--mb 100] [--repeat 3]
+        [--code LABEL=DIR ...] [--trace] [--out FILE]
 
 Writes a log of about ``--mb`` megabytes in the chosen format into a temporary
 folder (never into the checkout) by repeating a real fixture, each copy with
@@ -26,13 +27,19 @@ Each measurement runs in a fresh child process (so peak memory is its own):
 
 - **floor**: read the file, split it into lines and ``json.loads`` every line
   (the dicts kept in a list, as any reader that looks at every record does);
+- **msgspec**: the same with msgspec's decoder reading the file line by line
+  (the parser the importers use: the limit of any reader built on it);
 - **open_session**: ``durable_nb.importers.open_session(path)``, the whole
   import: an agent on an in-memory copy, ready for its views.
 
-Reported: best wall time of ``--repeat`` runs, the ratio to the floor of the
-same run, and peak memory (``ru_maxrss``) minus the child's resident size
-after its imports, as a multiple of the file size. Writes each format's
-result under its name in ``benchmarks/import_bench.json`` (the others kept).
+Reported: best wall time and best CPU time of ``--repeat`` runs, the ratios to
+the floor of the same run, and peak memory (``ru_maxrss``) minus the child's
+resident size after its imports, as a multiple of the file size, and the load
+average around the runs. ``--code before=DIR --code after=DIR`` measures each
+checkout in turn (interleaved); ``--trace`` adds one run of each under
+tracemalloc (its peak and what the import keeps). Writes each format's result
+under its name in ``benchmarks/import_bench.json`` (the others kept; ``--out``
+elsewhere).
 """
 
 from __future__ import annotations
@@ -71,6 +78,12 @@ if trace:
 t, c = time.perf_counter(), time.process_time()
 if mode == "floor":
     out = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    n = len(out)
+elif mode == "msgspec":
+    import msgspec
+    dec = msgspec.json.Decoder().decode
+    with path.open("rb") as f:
+        out = [dec(line) for line in f if line.strip()]
     n = len(out)
 else:
     imp = durable_nb.importers.open_session(path)
@@ -161,7 +174,7 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{fmt}-{mb:g}mb.jsonl"
         size = write_log(path, mb, fmt)
-        modes = ["floor", *(f"open_session:{label}" for label in codes)]
+        modes = ["floor", "msgspec", *(f"open_session:{label}" for label in codes)]
         runs: dict[str, list[dict]] = {m: [] for m in modes}
         load = [os.getloadavg()[0]]
         for _ in range(repeat):  # interleaved, so a busy moment hits all
@@ -176,8 +189,9 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
                 traced[mode] = measure(kind, path, codes[label] if label in codes else ROOT, trace=True)
     floor = min(runs["floor"], key=lambda x: x["seconds"])
     floor_cpu = min(x["cpu"] for x in runs["floor"])
+    msgspec_cpu = min(x["cpu"] for x in runs["msgspec"])
     results = {}
-    for mode in modes[1:]:
+    for mode in modes[2:]:
         label = mode.partition(":")[2]
         best = min(runs[mode], key=lambda x: x["seconds"])
         cpu = min(x["cpu"] for x in runs[mode])
@@ -191,6 +205,9 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
             "floor_cpu_s": round(floor_cpu, 3),
             "open_session_cpu_s": round(cpu, 3),
             "x_floor_cpu": round(cpu / floor_cpu, 2),
+            "msgspec_cpu_s": round(msgspec_cpu, 3),
+            "x_msgspec_cpu": round(cpu / msgspec_cpu, 2),
+            "msgspec_peak_x_file": round(max(x["peak_over_base"] for x in runs["msgspec"]) / size, 2),
             "floor_peak_x_file": round(max(x["peak_over_base"] for x in runs["floor"]) / size, 2),
             "open_session_peak_x_file": round(max(x["peak_over_base"] for x in runs[mode]) / size, 2),
             "child_base_mb": round(best["base"] / 1e6, 1),
@@ -205,7 +222,8 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
             f"{fmt}{' ' + label if label else ''}: {result['file_mb']} MB, {result['lines']} lines -> "
             f"{result['entries']} entries | floor json.loads {result['floor_s']} s, cpu {result['floor_cpu_s']} s "
             f"(peak {result['floor_peak_x_file']}x file) | open_session {result['open_session_s']} s = "
-            f"{result['x_floor']}x floor, cpu {result['open_session_cpu_s']} s = {result['x_floor_cpu']}x, "
+            f"{result['x_floor']}x floor, cpu {result['open_session_cpu_s']} s = {result['x_floor_cpu']}x "
+            f"({result['x_msgspec_cpu']}x msgspec's {result['msgspec_cpu_s']} s), "
             f"peak {result['open_session_peak_x_file']}x file"
             + (f", traced peak {result['traced_peak_x_file']}x, kept {result['traced_kept_x_file']}x" if trace else "")
             + f" | load {result['load_average']}",
