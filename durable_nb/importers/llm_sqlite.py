@@ -287,30 +287,33 @@ def _parts(db: sqlite3.Connection, path: Path, hashes: list[str]) -> dict[str, l
     attachment_ids: set[str] = set()
     for chunk in _chunks(hashes):
         marks = ",".join("?" * len(chunk))
-        for r in db.execute(
-            f"select * from parts where message_hash in ({marks}) order by message_hash, position", chunk
+        for pid, mh, ptype, ptext, payload in db.execute(
+            f"select id, message_hash, type, text, payload from parts where message_hash in ({marks}) "
+            "order by message_hash, position",
+            chunk,
         ):
-            where = f"{path}: part {r['id']} of message {r['message_hash']}"
             try:
-                d = json.loads(r["payload"]) if r["payload"] else {}
+                d = json.loads(payload) if payload else {}
             except (ValueError, TypeError, RecursionError):
-                raise CorruptLog(f"{where}: payload is not JSON") from None
+                raise _bad(path, pid, mh, "payload is not JSON") from None
             if not isinstance(d, dict):
-                raise CorruptLog(f"{where}: payload is a JSON {type(d).__name__}, not an object")
-            if not isinstance(r["type"], str) or not isinstance(r["text"], (str, type(None))):
-                raise CorruptLog(f"{where}: its type and text must be text")
-            d["type"] = r["type"]
-            if r["text"] is not None:
-                d["text"] = r["text"]
+                raise _bad(path, pid, mh, f"payload is a JSON {type(d).__name__}, not an object")
+            if not isinstance(ptype, str) or not isinstance(ptext, (str, type(None))):
+                raise _bad(path, pid, mh, "its type and text must be text")
+            d["type"] = ptype
+            if ptext is not None:
+                d["text"] = ptext
             refs = d.get("text_ref")
-            if refs is not None and not (isinstance(refs, list) and all(isinstance(x, dict) for x in refs)):
-                raise CorruptLog(f"{where}: text_ref is not a list of objects")
-            fragment_ids.update(p["fragment"] for p in refs or [] if isinstance(p.get("fragment"), (int, str)))
-            if d.get("attachments") is not None and not isinstance(d["attachments"], list):
-                raise CorruptLog(f"{where}: attachments is not a list")
-            refs = [d["attachment"]] if isinstance(d.get("attachment"), dict) else d.get("attachments") or []
-            attachment_ids.update(a["id"] for a in refs if isinstance(a, dict) and isinstance(a.get("id"), str))
-            out.setdefault(r["message_hash"], []).append(d)
+            if refs is not None:
+                if not (isinstance(refs, list) and all(isinstance(x, dict) for x in refs)):
+                    raise _bad(path, pid, mh, "text_ref is not a list of objects")
+                fragment_ids.update(p["fragment"] for p in refs if isinstance(p.get("fragment"), (int, str)))
+            if "attachment" in d or "attachments" in d:
+                if d.get("attachments") is not None and not isinstance(d["attachments"], list):
+                    raise _bad(path, pid, mh, "attachments is not a list")
+                refs = [d["attachment"]] if isinstance(d.get("attachment"), dict) else d.get("attachments") or []
+                attachment_ids.update(a["id"] for a in refs if isinstance(a, dict) and isinstance(a.get("id"), str))
+            out.setdefault(mh, []).append(d)
     fragments = _rows(db, "fragments", "id, content", fragment_ids)
     attachments = _rows(db, "attachments", "*", attachment_ids)
     for parts in out.values():
@@ -325,6 +328,11 @@ def _parts(db: sqlite3.Connection, path: Path, hashes: list[str]) -> dict[str, l
             if d.get("attachments"):
                 d["attachments"] = [attachments.get(a.get("id"), a) for a in d["attachments"] if isinstance(a, dict)]
     return out
+
+
+def _bad(path: Path, part: Any, message: Any, what: str) -> CorruptLog:
+    """Return the one-line error for part ``part`` of message ``message`` (named only when there is one)."""
+    return CorruptLog(f"{path}: part {part} of message {message}: {what}")
 
 
 def _rows(db: sqlite3.Connection, table: str, cols: str, ids: set[Any]) -> dict[Any, dict[str, Any]]:
