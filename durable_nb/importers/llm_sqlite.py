@@ -237,9 +237,12 @@ def _family(threads: dict[str, sqlite3.Row], cid: str) -> list[str]:
 
 
 def _chains(db: sqlite3.Connection, tips: Iterable[str]) -> dict[str, sqlite3.Row]:
-    """Return ``{hash: row}`` for every message on the chains ending at ``tips`` (one recursive query)."""
+    """Return ``{hash: row}`` for every message on the chains ending at ``tips`` (a recursive query for
+    each chunk of tips; a tip already read lies on a chain read, ancestors and all, and is skipped)."""
     out: dict[str, sqlite3.Row] = {}
-    for chunk in _chunks(list(dict.fromkeys(tips))):
+    todo = list(dict.fromkeys(tips))
+    while todo:
+        chunk, todo = todo[:_CHUNK], todo[_CHUNK:]
         marks = ",".join("?" * len(chunk))
         for r in db.execute(
             f"""with recursive chain(h) as (select hash from messages where hash in ({marks})
@@ -249,6 +252,7 @@ def _chains(db: sqlite3.Connection, tips: Iterable[str]) -> dict[str, sqlite3.Ro
             chunk,
         ):
             out[r["hash"]] = r
+        todo = [t for t in todo if t not in out]
     return out
 
 
