@@ -27,8 +27,9 @@ Each measurement runs in a fresh child process (so peak memory is its own):
 
 - **floor**: read the file, split it into lines and ``json.loads`` every line
   (the dicts kept in a list, as any reader that looks at every record does);
-- **msgspec**: the same with msgspec's decoder reading the file line by line
-  (the parser the importers use: the limit of any reader built on it);
+- **msgspec**: the same with msgspec's decoder reading the file line by line,
+  the cyclic collector paused as ``open_session`` pauses it (the parser the
+  importers use: the limit of any reader built on it);
 - **open_session**: ``durable_nb.importers.open_session(path)``, the whole
   import: an agent on an in-memory copy, ready for its views.
 
@@ -82,8 +83,10 @@ if mode == "floor":
 elif mode == "msgspec":
     import msgspec
     dec = msgspec.json.Decoder().decode
+    gc.disable()  # as open_session reads: the limit of the parse, not of the collector's walks
     with path.open("rb") as f:
         out = [dec(line) for line in f if line.strip()]
+    gc.enable()
     n = len(out)
 else:
     imp = durable_nb.importers.open_session(path)
