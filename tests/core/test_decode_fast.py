@@ -1,0 +1,188 @@
+"""The fast decode paths give the general path's entries: custom kinds decoded by their class, logs in chunks.
+
+``decode_lines`` decodes a log ~256 KB at a time (sharing repeated strings
+between entries), a chunk of custom entries of one registered kind in one
+msgspec pass through a probe of the class, a single custom line the same
+way; each must give exactly what ``decode`` gives for the line's dict.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from durable_nb import ai
+from durable_nb.session import CustomEntry, MessageEntry, codec, decode, decode_lines, register_custom
+from durable_nb.session.kindlines import typed_custom
+
+
+class PlainKind(CustomEntry):
+    body: str = ""
+    count: int = 0
+    tags: list[str] = []
+    extra_info: dict[str, Any] = {}
+    flag: bool | None = None
+    mode: Literal["a", "b"] = "a"
+    anything: Any = None
+
+
+class FloatKind(CustomEntry):  # a float field: never on the typed path (3 would become 3.0)
+    score: float | None = None
+
+
+class DefaultKind(CustomEntry):
+    kind: str = "t-default"  # a missing "kind" must not read as this default
+    body: str = ""
+
+
+register_custom("t-plain", PlainKind)
+register_custom("t-float", FloatKind)
+register_custom("t-default", DefaultKind)
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2**70) | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from(["kind", "data", "x"]), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+header = st.fixed_dictionaries(
+    {"id": st.sampled_from(["a", "b", ""]), "created_at": st.just("2026-01-01T00:00:00Z")},
+    optional={
+        "parent_id": st.sampled_from(["a", ""]) | values,
+        "kind": st.sampled_from(["t-plain", "t-plain", "t-float", "t-default", "t-none", ""]) | values,
+    },
+)
+typed = st.sampled_from(["s", "a", 3, 2**70, ["x", "y"], [1], {"k": 1}, True, None, 1.5])
+own = st.dictionaries(
+    st.sampled_from(["body", "count", "tags", "extra_info", "flag", "mode", "anything", "score", "data", "meta", "zz"]),
+    typed | typed | values,
+    max_size=4,
+)
+
+
+good_own = st.fixed_dictionaries(
+    {},
+    optional={
+        "body": st.text(max_size=3),
+        "count": st.integers(-3, 2**70),
+        "tags": st.lists(st.text(max_size=2), max_size=2),
+        "extra_info": st.dictionaries(st.text(max_size=2), values, max_size=2),
+        "flag": st.none() | st.booleans(),
+        "mode": st.sampled_from(["a", "b"]),
+        "anything": values,
+        "score": st.integers(0, 3) | st.floats(0, 1),
+    },
+)
+
+
+@st.composite
+def custom_records(draw: Any) -> dict[str, Any]:
+    """A custom entry's record: a well-formed one of a kind (perhaps with one value changed), or anything."""
+    if draw(st.booleans()):
+        kind = draw(st.sampled_from(["t-plain", "t-float", "t-default"]))
+        rec = {"type": "custom", "id": "a", "parent_id": "p", "created_at": "t", "kind": kind, **draw(good_own)}
+        if draw(st.booleans()):
+            rec[draw(st.sampled_from([*sorted(rec), "data", "meta", "zz"]))] = draw(typed | values)
+        if draw(st.booleans()):
+            rec.pop(draw(st.sampled_from(sorted(rec))))
+        return rec
+    head = draw(header)
+    if draw(st.booleans()):  # some header fields of another JSON type, or null
+        head.update(draw(st.dictionaries(st.sampled_from(["id", "parent_id", "created_at"]), values, max_size=1)))
+    rec = {"type": "custom", **head}
+    if draw(st.booleans()):  # a nested "kind" before the top-level one
+        rec = {"type": "custom", "x": {"kind": "t-plain"}, **head}
+    rec.update(draw(own))
+    return rec
+
+
+def _line(rec: dict[str, Any], compact: bool = True) -> bytes:
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":") if compact else None).encode()
+
+
+def _expected(objs: list[dict[str, Any]]) -> list[Any] | None:
+    out = []
+    for o in objs:
+        try:
+            out.append(decode(json.loads(json.dumps(o))))
+        except (codec.DecodeError, TypeError, ValueError):
+            return None
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(custom_records(), st.booleans())
+def test_a_custom_line_decoded_by_its_class_is_the_general_paths_entry(rec, compact):
+    line = _line(rec, compact)
+    got = typed_custom(line)
+    if got is not None:
+        want = decode(json.loads(line))
+        assert got == want and type(got) is type(want)
+
+
+def _message(i: int) -> dict[str, Any]:
+    return json.loads(
+        codec.encode_line(MessageEntry(id=f"m{i}", parent_id=f"c{i}", message=ai.Message("user", [ai.Text("hi")])))
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(custom_records() | st.integers(0, 9).map(_message), min_size=1, max_size=6))
+def test_lines_with_custom_entries_decode_as_the_general_path_decodes_each(objs):
+    lines = b"".join(_line(o) + b"\n" for o in objs)
+    want = _expected(objs)
+    got = decode_lines(lines)
+    if want is None or any(not e.id for e in want):
+        assert got is None
+    else:
+        assert got == want and [type(e) for e in got] == [type(e) for e in want]
+
+
+def _entries(n: int) -> list[Any]:
+    out: list[Any] = []
+    parent = ""
+    for i in range(n):
+        eid = f"e{i:06d}"
+        if i % 3 == 1:
+            e: Any = PlainKind(id=eid, parent_id=parent, created_at="t", kind="t-plain", body="b" * 50, tags=["x"])
+        else:
+            m = ai.Message("assistant", [ai.Text("word " * 30)], model="m1", stop_reason="end_turn", usage={"input": 3})
+            e = MessageEntry(id=eid, parent_id=parent, created_at="t", message=m)
+        out.append(e)
+        parent = eid
+    return out
+
+
+def test_a_log_of_many_chunks_decodes_the_same_and_shares_parent_ids():
+    es = _entries(6000)  # ~1 MB: four chunks, two of them of messages and one kind of custom entry
+    lines = [codec.encode_line(e) for e in es]
+    lines[2500] = lines[2500][:-2] + b',"x_new":1}\n'  # an unknown field: that chunk by runs of lines
+    lines[4000] = (
+        json.dumps({"type": "custom", "id": "e004000", "parent_id": "e003999", "kind": "t-none", "a": 1}).encode()
+        + b"\n"
+    )
+    buf = b"".join(lines)
+    assert len(buf) > 4 * 2**18
+    got = decode_lines(buf)
+    want = [decode(json.loads(line)) for line in lines]
+    assert got == want and [type(e) for e in got] == [type(e) for e in want]
+    assert all(got[i].parent_id is got[i - 1].id for i in range(1, len(got)))
+    models = [e.message.model for e in got if isinstance(e, MessageEntry)]
+    assert len({id(m) for m in models}) < len(models) / 100
+    assert decode_lines(buf, one_pass=True) is None  # the unknown field: no one-pass decode
+
+
+def test_an_object_over_lines_across_a_chunk_end_decodes_as_one_pass_did():
+    es = _entries(3000)
+    lines = [codec.encode_line(e) for e in es]
+    at, size = 0, 0
+    while size < 2**18 - 50:
+        size += len(lines[at])
+        at += 1
+    lines[at] = json.dumps(json.loads(lines[at]), indent=2).encode() + b"\n"  # spans 2**18
+    got = decode_lines(b"".join(lines))
+    assert got == [decode(json.loads(line)) for line in lines]
