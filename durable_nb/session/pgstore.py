@@ -45,7 +45,7 @@ from .dsn import mask, missing_psycopg, split_dsn
 from .entry import Entry, now
 from .pgload import streamed
 from .search import Hit, search_text, words
-from .sqlitestore import decode_rows, hits_of
+from .sqlrows import decode_rows, hits_of
 from .store import SessionRecord, check_session_id
 
 CHANNEL = "durable_nb"

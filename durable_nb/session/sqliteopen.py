@@ -36,8 +36,17 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_by_session ON entries(session);
 CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(text, content='', tokenize="{TOKENIZER}");
+CREATE TABLE IF NOT EXISTS indexed (upto INTEGER NOT NULL);
+INSERT INTO indexed SELECT coalesce(max(rowid), 0) FROM entries WHERE NOT EXISTS (SELECT 1 FROM indexed);
 """
-TABLES = {"sessions": ("id", "parent_id", "created_at"), "entries": ("session", "id", "body"), "entries_fts": ("text",)}
+# ``indexed``: how far the search index is (see .sqliteindex); a database made before it lacks it (everything indexed).
+TABLES = {
+    "sessions": ("id", "parent_id", "created_at"),
+    "entries": ("session", "id", "body"),
+    "entries_fts": ("text",),
+    "indexed": ("upto",),
+}
+_ADDED = frozenset({"indexed"})  # tables a database made before may lack: added when it is opened read-write
 
 
 def connect(path: Path, timeout: float, fsync: bool) -> tuple[sqlite3.Connection, bool]:
@@ -96,7 +105,7 @@ def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
         except BaseException:
             db.close()
             raise
-        if not complete:
+        if not complete and not readable(db):
             db.close()
             raise DurableError(
                 f"cannot open the SQLite store {path}: it is read-only here and has no durable_nb tables to read"
@@ -107,7 +116,7 @@ def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
 
 
 def check_tables(db: sqlite3.Connection, path: Path) -> bool:
-    """Return whether the store's three tables exist (with their columns); ``False`` when some are missing.
+    """Return whether the store's tables exist (with their columns); ``False`` when some are missing.
 
     Raises :class:`DurableError` for a database of something else: tables
     of its own and none of ours, or one of ours with other columns."""
@@ -128,6 +137,12 @@ def check_tables(db: sqlite3.Connection, path: Path) -> bool:
                 f"not ({', '.join(TABLES[t])}); give the store a file of its own"
             )
     return len(ours) == len(TABLES)
+
+
+def readable(db: sqlite3.Connection) -> bool:
+    """Return whether the store's tables, but for those added since (:data:`_ADDED`), exist."""
+    names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return all(t in names for t in TABLES if t not in _ADDED)
 
 
 def kind(e: sqlite3.DatabaseError) -> str:

@@ -2,11 +2,15 @@
 
 For one machine with many kernels (JupyterHub on one host, several
 notebooks on a laptop) and for searching every session at once. Standard
-library ``sqlite3`` in WAL mode; two tables and an index::
+library ``sqlite3`` in WAL mode; two tables and a search index::
 
     sessions(id PRIMARY KEY, parent_id, created_at)
     entries(session, id, body, PRIMARY KEY (session, id))   -- append order = rowid
     entries_fts USING fts5(text)                            -- rowid = entries.rowid
+    indexed(upto)                                           -- how far entries_fts is
+
+The index is brought up to date by the first search after appends
+(:mod:`.sqliteindex`).
 
 ``body`` is the entry exactly as a JSONL log line holds it (the codec's
 :func:`~durable_nb.session.codec.encode_line` without the newline), so a
@@ -24,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -32,11 +35,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import DurableError, SessionExists, SessionNotFound, StoreWriteError
-from .codec import decode, decode_lines, encode_line, same_line
+from .codec import decode_lines, encode_line, same_line
 from .compact import collector_paused
 from .entry import Entry, now
-from .search import Hit, matches, search_text, snippet, words
+from .search import Hit, words
+from .sqliteindex import behind, catch_up, unindexed
 from .sqliteopen import connect, error
+from .sqlrows import decode_rows, hits_of
 from .store import SessionRecord, check_session_id
 
 # File system types on which SQLite's locks (and WAL's shared memory) are unsafe.
@@ -249,13 +254,13 @@ class SqliteStore:
                 raise SessionNotFound(f"no session {id!r} in {self.path}")
             self._insert(id, rows)
 
-    def _insert(self, id: str, rows: list[tuple[str, str, str]]) -> None:
-        """Insert encoded entry rows into session ``id`` (inside the caller's transaction); see :meth:`append_entries`."""
-        for eid, body, text in rows:
-            cur = self._db.execute("INSERT OR IGNORE INTO entries VALUES (?, ?, ?)", (id, eid, body))
-            if cur.rowcount:
-                self._db.execute("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
-                continue
+    def _insert(self, id: str, rows: list[tuple[str, str]]) -> None:
+        """Insert encoded entry rows into session ``id`` (inside the caller's transaction); see
+        :meth:`append_entries`. The search index catches up at the next search (:mod:`.sqliteindex`)."""
+        cur = self._db.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?)", [(id, i, b) for i, b in rows])
+        if cur.rowcount == len(rows):
+            return
+        for eid, body in rows:  # some were stored already (or twice in this batch): each must be the same
             (old,) = self._db.execute("SELECT body FROM entries WHERE session = ? AND id = ?", (id, eid)).fetchone()
             if not same_line(old, body):
                 raise DurableError(
@@ -308,11 +313,16 @@ class SqliteStore:
         database made since; an older one's index folds accents and splits at
         ``_``, so it finds more), and each candidate's text is checked against
         the rule. ``session`` limits the search to one session. An empty query
-        finds nothing. Cost: FTS5 lookups plus decoding the candidates.
+        finds nothing. The index first catches up with the rows appended since
+        the last search (:mod:`.sqliteindex`; a read-only database's are
+        checked one by one). Cost: FTS5 lookups plus decoding the candidates.
         """
         q = _fts_query(query)
         if not q:
             return []
+        if session is not None:
+            check_session_id(session)
+        tail = self._catch_up(session)
         sql = (
             "SELECT e.session, e.id, e.body, e.rowid FROM entries_fts f JOIN entries e ON e.rowid = f.rowid "
             "WHERE entries_fts MATCH ? AND e.rowid > ?"
@@ -324,14 +334,30 @@ class SqliteStore:
         out: list[Hit] = []
         after = 0
         while len(out) < limit:
-            args: list = [q, after] + ([check_session_id(session)] if session is not None else []) + [page]
             with self._errors("search"), self._lock:
-                rows = self._db.execute(sql, args).fetchall()
+                rows = self._db.execute(sql, [q, after, *([session] if session is not None else []), page]).fetchall()
+            full = len(rows) == page
+            if tail:  # the rows the index lacks (read-only), merged in rowid order up to this page's last
+                end = rows[-1][3] if full else None
+                rows = sorted(rows + [r for r in tail if end is None or r[3] <= end], key=lambda r: r[3])
+                tail = [r for r in tail if end is not None and r[3] > end]
             out += hits_of([r[:3] for r in rows], query, str(self.path))
-            if len(rows) < page:
+            if not full:
                 break
             after = rows[-1][3]
         return out[:limit]
+
+    def _catch_up(self, session: str | None) -> list[tuple[str, str, str, int]]:
+        """Index the rows appended since the last search (:func:`.sqliteindex.catch_up`); return ``[]``,
+        or, in a database that cannot be written, the rows the index lacks (``session``'s only)."""
+        with self._errors("search"), self._lock:
+            if not behind(self._db):
+                return []
+            if self.read_only:
+                return unindexed(self._db, session)
+        with self._errors("index the entries appended since the last search"), self._write("search"):
+            catch_up(self._db)
+        return []
 
 
 CHUNK = 2_000
@@ -368,65 +394,9 @@ class _Transaction:
             self.store._lock.release()
 
 
-def hits_of(rows: Sequence[tuple[str, str, str]], query: str, where: str) -> list[Hit]:
-    """Return the :class:`Hit` of each ``(session id, entry id, JSON text)`` row a SQL search found
-    whose text matches ``query`` by the rule of :mod:`.search` (an index may find more), its snippet
-    cut around ``query``'s words; ``where`` names the store in a decode error. O(size of the rows)."""
-    qw = words(query)
-    out = []
-    for sid, eid, body in rows:
-        (e,) = decode_rows([(eid, body)], f"{where} session {sid!r}")
-        text = search_text(e)
-        if matches(qw, text):
-            out.append(Hit(sid, eid, e.created_at, snippet(text, qw)))
-    return out
-
-
-def decode_rows(rows: Sequence[tuple[str, str]], where: str) -> list[Entry]:
-    """Return the entries of ``(entry id, JSON text)`` rows, in order.
-
-    One msgspec pass over all of them when they are in the strict layout;
-    else each is decoded on its own (:func:`~durable_nb.session.codec.decode`),
-    and one that does not decode raises :class:`~durable_nb.errors.CorruptLog`
-    naming ``where`` and the entry id. O(size).
-    """
-    from ..errors import CorruptLog
-    from .codec import DecodeError
-
-    if not rows:
-        return []
-    if all(type(body) is str for _, body in rows):
-        entries = decode_lines("\n".join(body for _, body in rows).encode("utf-8", "surrogatepass"))
-        if entries is not None and len(entries) == len(rows):
-            return entries
-    out = []
-    for eid, body in rows:
-        if type(body) is not str:
-            raise CorruptLog(f"{where}: entry {eid!r} is not JSON text (a {type(body).__name__} in its row)")
-        try:
-            out.append(decode(json.loads(body)))
-        except RecursionError:
-            raise CorruptLog(f"{where}: entry {eid!r} does not decode (JSON nested too deeply)") from None
-        except (ValueError, DecodeError) as e:
-            raise CorruptLog(f"{where}: entry {eid!r} does not decode ({e})") from None
-    return out
-
-
-def _rows(entries: Sequence[Entry]) -> list[tuple[str, str, str]]:
-    """Return ``(id, JSON body, search text)`` for each entry: everything encoded before any write.
-    The search text is case-folded with every run of non-word characters made one space, so the
-    index's tokens are the rule's :func:`~durable_nb.session.search.words` (FTS5 would keep a
-    combining accent inside a token, the rule does not); ASCII text is already that way."""
-    return [(e.id, encode_line(e)[:-1].decode("utf-8"), _index_text(search_text(e))) for e in entries]
-
-
-_NON_WORD = re.compile(r"\W+")
-
-
-def _index_text(text: str) -> str:
-    """Return what the FTS5 index gets for ``text`` (see :func:`_rows`). O(len(text))."""
-    folded = text.casefold()
-    return folded if folded.isascii() else _NON_WORD.sub(" ", folded)
+def _rows(entries: Sequence[Entry]) -> list[tuple[str, str]]:
+    """Return ``(id, JSON body)`` for each entry: everything encoded before any write."""
+    return [(e.id, encode_line(e)[:-1].decode("utf-8")) for e in entries]
 
 
 def _json_object(body: object) -> dict | None:
