@@ -201,9 +201,12 @@ def _usage(u: dict[str, Any]) -> tuple[int, int, int, int]:
     """Return ``(input, output, cache read, cache write)`` tokens of a usage dict, the input being
     what the model read: the one home of the cache-token rule. Anthropic's Messages API (its usage
     has ``cache_creation_input_tokens``) counts cached tokens outside ``input_tokens``, so they are
-    added; OpenAI's Chat Completions counts them inside. O(1)."""
-    inp, out = _count(u, "input_tokens"), _count(u, "output_tokens")
-    read = _count(u, "cache_read_input_tokens")
+    added; OpenAI's Chat Completions counts them inside. A count that is missing, negative or not an
+    int counts 0. O(1)."""
+    inp, out, read = u.get("input_tokens", 0), u.get("output_tokens", 0), u.get("cache_read_input_tokens", 0)
+    if not (type(inp) is int and type(out) is int and type(read) is int and inp >= 0 and out >= 0 and read >= 0):
+        inp, out = _count(u, "input_tokens"), _count(u, "output_tokens")  # the uncommon case, counted one by one
+        read = _count(u, "cache_read_input_tokens")
     if "cache_creation_input_tokens" not in u:
         return inp, out, read, 0
     write = _count(u, "cache_creation_input_tokens")

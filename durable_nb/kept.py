@@ -15,11 +15,13 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from .cost import Tally, tally
 from .session import MessageEntry
 
+_MESSAGE = attrgetter("message")
 Counted = Literal["session", "path"]  # what a running tally counts: the whole log, or a root-first path
 
 
@@ -73,7 +75,13 @@ def kept_tally(owner: Any, counted: Counted, entries: Sequence[Any]) -> Tally:
     n, last, t = kept(owner).tallies.get(counted, Running(0, "", Tally()))
     if not (0 < n <= len(entries) and entries[n - 1].id == last):
         n, t = 0, Tally()
-    t = tally((e.message for e in entries[n:] if isinstance(e, MessageEntry)), t)
+    new = entries[n:] if n else entries
+    messages = (
+        map(_MESSAGE, new)  # at C speed: a log of message entries only (the common long log)
+        if new and set(map(type, new)) == {MessageEntry}
+        else (e.message for e in new if isinstance(e, MessageEntry))
+    )
+    t = tally(messages, t)
     keep_tally(owner, counted, len(entries), entries[-1].id if entries else "", t)
     return t
 

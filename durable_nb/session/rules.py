@@ -8,6 +8,7 @@ nothing here imports from Jupyter.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -35,8 +36,13 @@ def is_turn_start(entry: Entry) -> TypeGuard[MessageEntry]:
 def latest_compaction(path: Sequence[Entry]) -> int:
     """Return the index of the last :class:`CompactionEntry` on ``path``, or ``-1`` when there is none.
 
-    O(distance from the end to it).
+    O(distance from the end to it), at C speed while no class derives from CompactionEntry.
     """
+    if not CompactionEntry.__subclasses__():  # the type is exact: found by the interpreter's own loop
+        try:
+            return len(path) - 1 - operator.indexOf(map(type, reversed(path)), CompactionEntry)
+        except ValueError:
+            return -1
     for i in range(len(path) - 1, -1, -1):
         if isinstance(path[i], CompactionEntry):
             return i

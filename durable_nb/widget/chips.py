@@ -27,8 +27,12 @@ class Chips:
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Chips:
-        """Return the chips of ``entries`` (a log in append order). O(n)."""
+        """Return the chips of ``entries`` (a log in append order). O(n), at C speed for a log with no
+        custom entry."""
         chips = cls()
+        entries = entries if isinstance(entries, list) else list(entries)
+        if not any(issubclass(t, CustomEntry) for t in set(map(type, entries))):
+            return chips
         for e in entries:
             if isinstance(e, CustomEntry):
                 chips.add(e)

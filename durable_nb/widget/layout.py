@@ -324,7 +324,10 @@ class Layout:
 
     def _rebuild(self) -> None:
         """Lay the whole tree out again from the entries added so far. O(n), a few list operations
-        per entry (a chain, the common shape, takes the shortest path through the walk)."""
+        per entry (a chain, the common shape, takes the shortest path through the walk; a log that
+        is one chain from a root is laid out at C speed, :meth:`_rebuild_chain`)."""
+        if self._rebuild_chain():
+            return
         off, hidden = self._off, self._hidden
         n = len(self._ids)
         pidx = self._drawn_parents()
@@ -407,6 +410,24 @@ class Layout:
         self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste = depth, mark, nk, lastk, ne, laste
         self._lines, self._pos, self._valid, self._head = lines, pos, len(lines), head
         self._changed(0)
+
+    def _rebuild_chain(self) -> bool:
+        """Lay out a log that is one chain from a root (a root-level first entry, each later one the
+        durable, drawn child of the one before) as :meth:`_rebuild`'s walk does, in list operations at
+        C speed: one column at depth 0, the root then its chain. Returns False, changing nothing,
+        for any other log. O(n) at C speed (~30 ns an entry)."""
+        ids, raw = self._ids, self._raw
+        n = len(ids)
+        if not n or raw[0] or any(self._off) or any(self._hidden) or raw[1:] != ids[:-1]:
+            return False
+        self._dpar = [-1, *range(n - 1)]
+        self._depth, self._mark = [0] * n, [ROOT] + [CONT] * (n - 1)
+        self._nk, self._lastk = [1] * (n - 1) + [0], [*range(1, n), -1]
+        self._ne, self._laste = [0] * n, [-1] * n
+        self._lines, self._pos, self._valid, self._head = list(range(n)), list(range(n)), n, [0] * n
+        self._start_kids, self._last_top = 1, -1
+        self._changed(0)
+        return True
 
 
 def _children(

@@ -1,0 +1,131 @@
+"""The first look's fast paths (#32) give exactly what the general rules give: the active path of a log
+that is one chain, its layout, its counts, transcript, latest compaction and tally."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from core_helpers import msg
+
+from durable_nb import ai, session
+from durable_nb.cost import tally
+from durable_nb.durable.active import ActivePath, _chain
+from durable_nb.kept import forget, kept_tally
+from durable_nb.notebook.render import counts
+from durable_nb.session import CompactionEntry, MessageEntry, entry_kind, latest_compaction, path, transcript_view
+from durable_nb.widget.layout import Layout
+from durable_nb.widget.tree import layout_of, never_drawn, off_chain
+
+
+def chain(n: int, first_parent: str = "") -> list[MessageEntry]:
+    out, parent = [], first_parent
+    for i in range(n):
+        out.append(msg(f"e{i}", parent, role="user" if i % 2 == 0 else "assistant"))
+        parent = out[-1].id
+    return out
+
+
+def walked(entries: list, leaf: str) -> list:
+    """path() without the fast path: the general walk."""
+    return path({e.id: e for e in entries}, leaf)
+
+
+@pytest.mark.parametrize("first_parent", ["", "gone"])
+def test_a_chain_log_is_its_own_path(first_parent):
+    log = chain(50, first_parent)
+    by_id = {e.id: e for e in log}
+    assert _chain(by_id, "e49") == walked(log, "e49") == log
+    ap = ActivePath(by_id)
+    ap.move_to("e49")
+    assert ap.entries() == log and "e10" in ap and "nope" not in ap and len(ap) == 50
+    ap.move_to("e20")  # moving back: the index is made then, the path cut back
+    assert ap.entries() == log[:21] and "e30" not in ap and "e20" in ap
+
+
+def test_other_logs_take_the_walk():
+    log = chain(10)
+    by_id = {e.id: e for e in log}
+    assert _chain(by_id, "e5") is None  # the leaf is not the last entry
+    branched = [*log, msg("b", "e3")]
+    assert _chain({e.id: e for e in branched}, "b") is None
+    cyclic = [msg("a", "c"), msg("b", "a"), msg("c", "b")]
+    assert _chain({e.id: e for e in cyclic}, "c") is None
+    ap = ActivePath({e.id: e for e in branched})
+    ap.move_to("b")
+    assert ap.entries() == walked(branched, "b")
+
+
+def general_layout(entries) -> Layout:
+    real = Layout._rebuild_chain
+    Layout._rebuild_chain = lambda self: False  # type: ignore[method-assign]
+    try:
+        return Layout.build(
+            [e.id for e in entries],
+            [e.parent_id for e in entries],
+            [off_chain(e) for e in entries],
+            [never_drawn(e) for e in entries],
+            [e.created_at for e in entries],
+        )
+    finally:
+        Layout._rebuild_chain = real  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 200])
+def test_a_chain_is_laid_out_as_the_walk_lays_it_out(n):
+    log = chain(n)
+    fast, slow = layout_of(log), general_layout(log)
+    assert fast.__dict__ == slow.__dict__
+    rng = random.Random(n)
+    ids = [e.id for e in log]
+    for m in range(30):  # and grows the same way
+        parent = rng.choice([*ids, ""]) if m % 3 else ids[-1]
+        for lay in (fast, slow):
+            lay.add(f"x{m}", parent, m % 5 == 0, False, "")
+        ids.append(f"x{m}")
+    assert fast.lines == slow.lines
+    assert all(fast.info(i) == slow.info(i) and fast.rails(i) == slow.rails(i) for i in ids)
+
+
+def test_logs_that_are_not_one_plain_chain_take_the_walk():
+    eph = [*chain(5), msg("p", "e4", injected=ai.Injection.EPHEMERAL)]
+    orphan = chain(5, "gone")
+    assert layout_of(eph).__dict__ == general_layout(eph).__dict__
+    assert layout_of(orphan).__dict__ == general_layout(orphan).__dict__
+
+
+def test_counts_transcript_and_compaction_of_plain_messages_match_the_rules():
+    log = chain(20)
+    meta = [*log, msg("m", "e19", injected=ai.Injection.META)]
+    comp = [*log, CompactionEntry(id="c", parent_id="e19", summary="s", first_kept_id="e10")]
+    for entries in (log, meta, comp, []):
+        general: dict[str, int] = {}
+        for e in entries:
+            general[entry_kind(e)] = general.get(entry_kind(e), 0) + 1
+        assert counts(entries) == general
+        assert transcript_view(entries) == [
+            e for e in entries if not isinstance(e, MessageEntry) or e.message.injected is None
+        ]
+        assert latest_compaction(entries) == max(
+            (i for i, e in enumerate(entries) if isinstance(e, CompactionEntry)), default=-1
+        )
+
+
+def test_a_tally_of_message_entries_is_the_tally_of_their_messages():
+    log = chain(10)
+    for i, e in enumerate(log):
+        if e.message.role == "assistant":
+            usage = [{"input_tokens": 7, "output_tokens": 3}, {"input_tokens": -1, "output_tokens": True}, {}][i % 3]
+            log[i] = session.MessageEntry(
+                id=e.id, parent_id=e.parent_id, message=ai.Message("assistant", [ai.Text("x")], usage=usage)
+            )
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    assert kept_tally(owner, "session", log) == tally(e.message for e in log)
+    forget(owner)
+    assert kept_tally(owner, "session", [*log, CompactionEntry(id="c", parent_id="e9")]) == tally(
+        e.message for e in log
+    )
