@@ -240,6 +240,12 @@ class Agent:
         once after the leaf moved elsewhere."""
         return self._log.active.view_builder()
 
+    def view_builder_if_built(self) -> ViewBuilder | None:
+        """Return :meth:`view_builder` when the agent holds the active path's view built (O(depth) at C
+        speed, a list copy), else ``None`` (building it is O(depth) in Python: what a caller on a
+        kernel's loop between cells must not do)."""
+        return self._log.active.view_builder(built_only=True)
+
     def transcript(self) -> list[Entry]:
         """Return the transcript view of the active path."""
         return transcript_view(self.path())

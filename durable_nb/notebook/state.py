@@ -86,7 +86,10 @@ class NotebookSession:
 
     def _open(self, session_id: str) -> Agent:
         """Open ``session_id`` at the leaf last chosen (:func:`~durable_nb.kinds.leaf_move.resume_point`:
-        a deliberate leaf move is recorded), else where the library resumes it; sets :attr:`resumed_at_choice`."""
+        a deliberate leaf move is recorded), else where the library resumes it; sets :attr:`resumed_at_choice`.
+        Computes the first look ahead, once: the active path and its model view (O(depth), mostly at C
+        speed for a log that is one chain), which ``%durable status``, the widget and the first turn
+        share, and the cells' entries (:class:`~durable_nb.notebook.positions.CellIndex`, O(n) at C speed)."""
         agent = Agent(
             model=self._model, store=CreatedOnWrite(self.store), session_id=session_id, publisher=self._published
         )
@@ -95,6 +98,9 @@ class NotebookSession:
         if at != agent.leaf_id:
             agent.branch(at)
             self.resumed_at_choice = at or "the root"
+        agent.system  # noqa: B018 - the first look, computed ahead (see above)
+        self._cells = CellIndex(agent)  # and which entry each cell made (the first turn's rewind reads it)
+        self._cells.latest()
         return agent
 
     def _exists(self, session_id: str, quiet: bool = True) -> bool:

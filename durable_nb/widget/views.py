@@ -161,24 +161,25 @@ class PathState:
         """The state at ``agent``'s leaf, from the agent's kept active path and view (copies, at C
         speed; built first if the agent has not yet: O(depth) then, as a first turn would) and the
         path's :func:`~durable_nb.kept.kept_tally`. Call it on the agent's own thread. O(depth).
-        ``later``: leave the model view's builder, the tally, the transcript and the elided count
-        (O(depth) in Python) to :meth:`finish`, which reads the path copy (any thread: what a
-        preparation does in the background)."""
+        ``later``: leave the tally, the transcript, the elided count and the model view's builder
+        when the agent does not hold it built (O(depth) in Python) to :meth:`finish`, which reads the
+        path copy (any thread: what a preparation does in the background)."""
         path = agent.path()
         self.leaf, self.path = agent.leaf_id, path
-        self.builder: ViewBuilder = ViewBuilder() if later else agent.view_builder()
+        kept = agent.view_builder_if_built() if later else agent.view_builder()  # the agent's, when it holds it
+        self._build = kept is None  # the builder is made from the path copy in finish()
+        self.builder: ViewBuilder = kept if kept is not None else ViewBuilder()
         self.cost = Tally()
         self.transcript: list[Entry] = []
         self.elided = 0
-        self._later = later
         if not later:
             self.finish(agent)
 
     def finish(self, agent: Any) -> None:
         """Compute the path's tally (:func:`~durable_nb.kept.kept_tally`: kept, checked when read),
-        transcript view and elided count (and the builder, for ``later``: from the path copy, not the
-        agent's cache). O(depth), or O(new entries) for a tally kept before."""
-        if self._later:
+        transcript view and elided count (and the builder, for ``later`` when the agent did not hold
+        it: from the path copy, not the agent's cache). O(depth), or O(new entries) for a tally kept before."""
+        if self._build:
             self.builder = view_builder(self.path)
         self.cost = kept_tally(agent, "path", self.path)
         self.transcript = transcript_view(self.path)
