@@ -5,10 +5,14 @@ after it, and `%durable show`, on a session just opened.
 
 Per size and round, a fresh kernel opens run.py's conversation of that many entries (a JSONL log
 written once) and runs, as JupyterLab sends them: ``%load_ext`` and the settings; five empty cells
-(the floor: their median); ``%durable status`` (its time: the session is opened and counted); an
-empty cell at once (what background work after a cell adds to the next one: its time minus the
-floor); ``%durable show`` (the kernel's time to the widget's display, and the bytes the cell
-publishes); another empty cell. Prints one row per size and round, and the load average.
+(the floor: their median); ``%durable staged`` (the open: the first ``%durable`` line opens the
+session, the reload plus what the open computes ahead; the verb itself is O(1)); then at once
+``%durable status``; an empty cell (what background work after a cell adds to the next one: its
+time minus the floor); ``%durable show`` (the kernel's time to the widget's display, and the bytes
+the cell publishes); another empty cell. Then, in a second fresh kernel, the open and at once a
+``%%durable`` turn of the offline model (the first turn), and four more (their median: a steady
+turn; the 100-entry size's is the floor of the first turn's target). Prints one row per size and
+round, and the load average.
 """
 
 from __future__ import annotations
@@ -39,40 +43,91 @@ def run(kc, code: str) -> tuple[float, int]:
     return elapsed, sum(len(json.dumps(m["content"])) for m in messages)
 
 
-def row(root: Path) -> dict:
+def kernel(root: Path):
+    """Start a kernel in ``root`` with the extension loaded and the bench session configured; return (manager, client)."""
     km = KernelManager(kernel_name="python3")
     km.start_kernel(cwd=str(root), env={**os.environ, "PYTHONPATH": str(ROOT)})
     kc = km.client()
     kc.start_channels()
+    kc.wait_for_ready(timeout=120)
+    run(
+        kc,
+        f"%load_ext durable_nb\n%config DurableMagics.store = {str(root)!r}\n%config DurableMagics.session = 'bench'",
+    )
+    run(kc, CPU)
+    return km, kc
+
+
+# The kernel's CPU time (all its threads) as each later cell starts: what other jobs on a shared
+# machine disturb least. A cell's cost is the difference to the next cell's start, so what the kernel
+# does on its loop after the cell ends (the widget's preparation) is counted with it.
+CPU = """import time as _bench_time
+_bench_cpu = []
+get_ipython().events.register("pre_run_cell", lambda info: _bench_cpu.append(_bench_time.process_time()))"""
+
+
+def cpu(kc) -> list[float]:
+    """Return the CPU seconds of each cell run since :data:`CPU` (to the next one's start; this read ends the last)."""
+    _, messages = cell(kc, "print(_bench_cpu)", uuid.uuid4().hex)
+    starts = json.loads("".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream"))
+    return [b - a for a, b in zip(starts, starts[1:])]
+
+
+def row(root: Path) -> dict:
+    """The first look: the floor, the open (``%durable staged``: the first ``%durable`` line opens the
+    session, and this verb adds O(1)), then at once status, an empty cell, show, an empty cell."""
+    km, kc = kernel(root)
     try:
-        kc.wait_for_ready(timeout=120)
-        run(
-            kc,
-            f"%load_ext durable_nb\n%config DurableMagics.store = {str(root)!r}\n%config DurableMagics.session = 'bench'",
-        )
         floor = statistics.median(run(kc, "pass")[0] for _ in range(5))
+        opened, _ = run(kc, "%durable staged")
         status, _ = run(kc, "%durable status")
         after_status, _ = run(kc, "pass")
         show, show_bytes = run(kc, "%durable show")
         after_show, _ = run(kc, "pass")
+        cpus = cpu(kc)[5:]  # the open, status, the empty cell, show, the empty cell
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-    ms = lambda s: round(s * 1000, 1)  # noqa: E731
     return {
         "empty_ms": ms(floor),
+        "open_ms": ms(opened),
         "status_ms": ms(status),
         "next_cell_added_ms": ms(after_status - floor),
         "show_ms": ms(show),
         "show_kb": round(show_bytes / 1000, 1),
         "after_show_added_ms": ms(after_show - floor),
+        "cpu_ms": dict(zip(("open", "status", "next", "show", "after_show"), map(ms, cpus))),
     }
+
+
+def turns(root: Path, cells: int = 4) -> dict:
+    """The first turn after the open, in a kernel of its own: the open, then at once a ``%%durable``
+    turn of the offline model (no widget shown), then ``cells`` more (their median: a steady turn)."""
+    km, kc = kernel(root)
+    try:
+        run(kc, "%durable staged")
+        first, _ = run(kc, "%%durable\nthe first turn")
+        steady = statistics.median(run(kc, f"%%durable\nturn {i}")[0] for i in range(cells))
+        cpus = cpu(kc)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    return {
+        "first_turn_ms": ms(first),
+        "steady_turn_ms": ms(steady),
+        "turn_cpu_ms": {"first": ms(cpus[1]), "steady": ms(statistics.median(cpus[2:]))},
+    }
+
+
+def ms(s: float) -> float:
+    return round(s * 1000, 1)
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", type=int, nargs="+", default=[300_000])
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--no-turns", action="store_true", help="leave out the kernels that time the first turn")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="first_look_"))
     try:
@@ -80,7 +135,10 @@ def main() -> None:
         for r in range(args.rounds):
             for n in args.sizes:
                 load = os.getloadavg()[0]
-                print(json.dumps({"entries": n, "round": r, "load": round(load, 1), **row(roots[n])}), flush=True)
+                out = {"entries": n, "round": r, "load": round(load, 1), **row(roots[n])}
+                if not args.no_turns:
+                    out.update(turns(roots[n]))
+                print(json.dumps(out), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
