@@ -284,6 +284,8 @@ def _decode_entry(d: dict[str, Any], cls: Any, t: str, strict: bool) -> Entry:
 
 def _split(d: dict[str, Any], known: frozenset[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Return ``d``'s declared fields that are set, and the rest (unknown fields, explicit nulls): its ``extra``."""
+    if known.issuperset(d) and None not in d.values():  # nothing to sort out (C speed)
+        return dict(d), {}
     kept: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for k, v in d.items():
@@ -615,18 +617,20 @@ def _line_by_line(data: bytes, strict: bool) -> list[Entry] | None:
     """Return the entries of ``data``'s lines, each decoded strictly (``strict``) or else on the general
     path; ``None`` when a line does not decode at all. Blank lines are skipped."""
     out: list[Entry] = []
+    refused = False  # the line before had fields no type declares: this one likely has too
     for line in data.split(b"\n"):
         if not line.strip():
             continue
-        if strict:
+        if strict and not refused:
             try:
                 out.append(cast(Entry, _decode_one(line)))
                 continue
             except (msgspec.MsgspecError, TypeError, RecursionError):
                 pass
-        e = _general_line(line, tried=strict)
+        e = _general_line(line, tried=strict)  # the same entry the strict decode gives, where it takes one
         if e is None:
             return None
+        refused = strict and has_extra(e)
         out.append(e)
     return out
 
@@ -641,7 +645,51 @@ def _general_line(line: bytes, tried: bool = False) -> Entry | None:
             obj = json.loads(line)
         except (ValueError, RecursionError):
             return None
+    if tried and type(obj) is dict and obj.get("type") == "message" and "id" in obj:
+        e = _message_in_one(obj)
+        if e is not None:
+            return e
     try:
         return decode(obj, _strict=not tried)
     except DecodeError:
         return None
+
+
+def _message_in_one(d: dict[str, Any]) -> MessageEntry | None:
+    """Return the message entry of ``d`` (a message entry's dict that has an ``id``) as :func:`decode`
+    makes it, its fields split into declared ones and ``extra`` at each level as there (:func:`_split`)
+    but converted in one msgspec call, not one per level; ``None`` (decode it) for anything else: no
+    message object, content that is not a list of blocks of known types, a refused conversion (whose
+    error :func:`decode` words). ~1.4 µs less a line with unknown fields."""
+    kept, extra = _split(d, _ENTRY_KEYS[MessageEntry])
+    m = kept.get("message")
+    if type(m) is not dict:
+        return None
+    kept["message"], mextra = _split(m, _MESSAGE_KEYS)
+    content = kept["message"].get("content")
+    bextras: list[dict[str, Any]] = []
+    if content is not None:
+        if type(content) is not list:
+            return None
+        blocks = []
+        for b in content:
+            t = b.get("type") if type(b) is dict else None
+            cls = _BLOCK_CLASSES.get(t) if type(t) is str else None
+            if cls is None:
+                return None
+            bk, bx = _split(b, _BLOCK_KEYS[cls])
+            blocks.append(bk)
+            bextras.append(bx)
+        kept["message"]["content"] = blocks
+    try:
+        e = msgspec.convert(kept, MessageEntry)
+    except (msgspec.ValidationError, UnicodeEncodeError):
+        return None
+    if extra:
+        e.extra = extra
+    if mextra:
+        e.message.extra = mextra
+    for block, bx in zip(e.message.content, bextras):
+        if bx:
+            block.extra = bx
+    return e
