@@ -8,6 +8,7 @@ Python access: e.g. ``current().agent.model = my_function``.
 from __future__ import annotations
 
 from ..durable import Agent
+from . import page
 from .magics import DurableMagics
 from .state import Note, NotebookSession
 
@@ -25,6 +26,7 @@ def load_ipython_extension(ipython) -> None:
     if _magics not in ipython.configurables:
         ipython.configurables.append(_magics)
     ipython.display_formatter.ipython_display_formatter.for_type(Agent, show_agent)
+    page.listen(ipython)  # does a page that saves the widget's whole fallback show this kernel's outputs?
     # The widget (anywidget, ipywidgets: most of the import time) is not imported here: the first
     # %durable cell imports it as it ends (DurableMagics._prepare_widget), before a %durable show.
 

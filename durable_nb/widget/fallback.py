@@ -39,6 +39,9 @@ ROWS = 30  # tree lines shown at each end of a big session
 TEXT_CHARS = 4000  # characters of one text block shown
 MAX_INDENT = 16  # deeper branches are drawn at this indent (as in the widget)
 PLAIN_LINES = 6  # transcript lines in text/plain
+# each view's last items in the display's fallback when a page that saves the whole one is attached
+# (durable_nb.notebook.page: the first paint; nbconvert and pages without the extension get it whole)
+LIVE_ITEMS = 12
 
 _TD = "text-align:left;vertical-align:top"  # notebook themes right-align table cells
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace"
@@ -66,6 +69,25 @@ def layout(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int, str]]:
         [str(r.get("created_at") or "") for r in rows],
     )
     return [(by_id[i] if i else START, *lay.info(i)) for i in lay.lines]
+
+
+def last_items(views: dict[str, Any], n: int) -> dict[str, Any]:
+    """Return ``views`` with each view's list cut to its last ``n`` items (the totals unchanged, so the
+    fallback says how many earlier ones it leaves out). O(n)."""
+    out = dict(views)
+    for k in ("model", "transcript"):
+        items = views.get(k) or []
+        out[k] = items[-n:] if n > 0 else []
+        out[f"{k}_total"] = views.get(f"{k}_total") or len(items)
+    return out
+
+
+def bundle(state: dict[str, Any], view_items: int | None = None) -> dict[str, str]:
+    """Return the ``text/plain`` and ``text/html`` of ``state``; with ``view_items``, of each view's
+    last that many items (the short fallback, :data:`LIVE_ITEMS`). O(ROWS + view size)."""
+    if view_items is not None:
+        state = {**state, "views": last_items(state["views"], view_items)}
+    return {"text/plain": text(state), "text/html": html(state)}
 
 
 def _badge(text: str) -> str:

@@ -30,9 +30,12 @@ that change the session (``branch``, ``compare``, ``filter``) answer by setting 
   filter can take (:mod:`durable_nb.widget.listing`); ``step``: the next / previous entry, turn or
   branch point in drawn order (the keys); ``timeline``: the session's turns in time order, with cost.
 - ``fallback``: the output's static fallback as it would be displayed now (``text/html`` and
-  ``text/plain``, bounded as :mod:`durable_nb.widget.fallback` says). The page asks after the session
-  changed; durable_nb's JupyterLab / Notebook 7 extension writes it into the output, so a saved
-  notebook's fallback is the session at save time.
+  ``text/plain``, bounded as :mod:`durable_nb.widget.fallback` says, never the short one). The page
+  asks as the notebook is saved if the session changed since its last one, and once after a display
+  that carried the short fallback (:mod:`durable_nb.notebook.page`); durable_nb's JupyterLab /
+  Notebook 7 extension writes it into the output, so a saved notebook's fallback is the session at
+  save time. A turn sends none.
+- ``module``: the widget's code, for a page with no served copy (:mod:`durable_nb.widget.module`).
 
 A sync also pushes a ``lines`` reply (the changed lines near the leaf) just before the ``tree``
 update that announces them, once the page has asked for lines. From then on a sync that moves
@@ -50,6 +53,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 from .protocol_nav import (  # noqa: F401
     Facets,
     Filter,
+    ModuleReply,
+    ModuleRequest,
     QueryRequest,
     SortKey,
     StepReply,
@@ -63,9 +68,10 @@ from .protocol_nav import (  # noqa: F401
 # -- names ---------------------------------------------------------------------------------------
 
 Action = Literal[
-    "lines", "locate", "branch", "search", "compare", "filter", "views", "query", "step", "timeline", "fallback"
-]
-ReplyName = Literal["lines", "locate", "search", "views", "query", "step", "timeline", "fallback"]
+    "lines", "locate", "branch", "search", "compare", "filter", "views", "query", "step", "timeline", "fallback",
+    "module",
+]  # fmt: skip
+ReplyName = Literal["lines", "locate", "search", "views", "query", "step", "timeline", "fallback", "module"]
 View = Literal["tree", "model", "transcript", "compare", "grid", "list"]  # the tab the page shows
 Mark = Literal["root", "cont", "branch", "eph"]  # how a line hangs off the line above it
 RowType = Literal["message", "compaction", "custom", "start"]
@@ -398,6 +404,7 @@ Request = (
     | StepRequest
     | TimelineRequest
     | FallbackRequest
+    | ModuleRequest
 )
 
 
@@ -486,4 +493,7 @@ class FallbackReply(TypedDict):
     text: str  # the output's text/plain
 
 
-Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply | FallbackReply
+Reply = (
+    LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply | FallbackReply
+    | ModuleReply
+)  # fmt: skip

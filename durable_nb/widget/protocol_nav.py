@@ -1,5 +1,6 @@
 """The page protocol's part for the List panel, the keys and the timeline strip (see :mod:`.protocol`,
-which re-exports every name here; :mod:`durable_nb.widget.listing` answers them). Declarations only."""
+which re-exports every name here; :mod:`durable_nb.widget.listing` answers them), and the loader's
+``module`` request (:mod:`durable_nb.widget.module` answers it). Declarations only."""
 
 from __future__ import annotations
 
@@ -77,3 +78,12 @@ class TimelineReply(TypedDict):
     rev: int
     total: int  # turns in the session
     turns: list[Turn]
+
+
+class ModuleRequest(TypedDict):
+    action: Literal["module"]
+
+
+class ModuleReply(TypedDict):
+    reply: Literal["module"]
+    esm: str  # the widget's bundle (durable_nb/static/widget.js)

@@ -16,8 +16,9 @@ from ..cost import tally
 from ..errors import DurableError
 from ..kept import keep_tally, session_tally
 from ..kinds.leaf_move import move_leaf
+from ..notebook import page
 from ..session import Entry, Finder, MessageEntry
-from . import comparison, fallback, listing, preparation, views_delta
+from . import comparison, fallback, listing, module, preparation, views_delta
 from .assets import front_end
 from .chips import Chips
 from .encoding import tree_line
@@ -43,7 +44,7 @@ class SessionWidget(anywidget.AnyWidget):
     ``"transcript"``. The protocol with the page is :mod:`durable_nb.widget.protocol`.
     """
 
-    _esm = front_end("widget.js")
+    _esm = module.esm()  # a loader: the code comes from the installed extension, else the kernel (module.py)
     _css = front_end("widget.css")
 
     # The one table of the page's requests: action -> method (which takes the request dict).
@@ -59,9 +60,11 @@ class SessionWidget(anywidget.AnyWidget):
         "step": "_do_step",
         "timeline": "_do_timeline",
         "fallback": "_do_fallback",
+        "module": "_do_module",
     }
     # the flat list, the keyboard's steps and the timeline strip: answered in durable_nb.widget.listing
     _do_query, _do_step, _do_timeline = listing.do_query, listing.do_step, listing.do_timeline
+    _do_module = module.reply  # the widget's code, for a page with no served copy of it
 
     session_id = traitlets.Unicode("").tag(sync=True)
     tree = traitlets.Dict().tag(sync=True)  # {"rev", "lines", "entries", "changed_from", "leaf_line"}
@@ -352,28 +355,39 @@ class SessionWidget(anywidget.AnyWidget):
     def __repr__(self) -> str:
         return f"SessionWidget({fallback.header(self._static_state())})"
 
-    def fallback_bundle(self) -> dict[str, str]:
+    def fallback_bundle(self, view_items: int | None = None) -> dict[str, str]:
         """Return the static fallback as it would be displayed now: ``text/plain`` and ``text/html``
         (the tree's first and last lines and both views, escaped, no script; see
-        :mod:`durable_nb.widget.fallback`); a widget on its compare view (``%durable compare``) falls
-        back to the comparison (:mod:`durable_nb.widget.comparison`). O(fallback.ROWS + view size)."""
+        :mod:`durable_nb.widget.fallback`; ``view_items``: each view's last that many, the short
+        one); a widget on its compare view (``%durable compare``) falls back to the comparison
+        (:mod:`durable_nb.widget.comparison`). O(fallback.ROWS + view size)."""
         if self.comparison and self.view == "compare":
             c = self.comparison
             return {"text/plain": comparison.text(c), "text/html": comparison.html(c)}
-        state = self._static_state()
-        return {"text/plain": fallback.text(state), "text/html": fallback.html(state)}
+        return fallback.bundle(self._static_state(), view_items)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict] | None:
         """Return the widget view plus :meth:`fallback_bundle` and :data:`OUTPUT_MIME` (which
         durable_nb's JupyterLab / Notebook 7 extension renders: the fallback while the widget's model
-        is missing, a reopened notebook, then the widget). JupyterLab and Notebook 7 draw the widget; a
-        renderer with no kernel or widget manager (nbconvert, nbviewer, GitHub) shows the fallback: the
-        session as it was when displayed, or when last saved from a page with the extension. O(fallback)."""
+        is missing, a reopened notebook, then the widget). A renderer with no kernel or widget manager
+        (nbconvert, nbviewer, GitHub) shows the fallback: whole, unless a page that writes the whole one
+        in as it saves said it is attached (:mod:`durable_nb.notebook.page`); then it is the short one
+        (each view's last :data:`fallback.LIVE_ITEMS` items) and OUTPUT_MIME says so. O(fallback)."""
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is None:
             return None
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        return {**data, **self.fallback_bundle(), OUTPUT_MIME: {"session": self.session_id}}, metadata
+        short = page.saves_fallback()
+        own = {"session": self.session_id, **({"fallback": "short"} if short else {})}
+        return {**data, **self.fallback_bundle(fallback.LIVE_ITEMS if short else None), OUTPUT_MIME: own}, metadata
+
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+        """ipywidgets' state; the whole of it (the comm's open message, a page's state request) carries
+        only the part of ``views`` the shown tab draws (:func:`views_delta.opening`, ~100 KB less)."""
+        state = super().get_state(key, drop_defaults)
+        if key is None and isinstance(state.get("views"), dict):
+            state["views"] = views_delta.opening(state["views"], self.view)
+        return state
 
     # -- requests ----------------------------------------------------------
 

@@ -47,3 +47,13 @@ def delta(old: dict[str, Any], new: dict[str, Any], view: str) -> dict[str, Any]
         if k in shown:
             out[k] = list_delta(old.get(k) or [], new.get(k) or [])
     return out
+
+
+def opening(views: dict[str, Any], view: str) -> dict[str, Any]:
+    """Return ``views`` for a widget's whole state on tab ``view``: without the view lists that tab
+    does not draw (the page holds a part it was not sent as stale and asks when it shows it); a tab
+    other than the three (compare, evaluation) gets it whole. O(fields)."""
+    shown = SHOWN.get(view)
+    if shown is None:
+        return views
+    return {k: v for k, v in views.items() if k not in LISTS or k in shown}

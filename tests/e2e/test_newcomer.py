@@ -162,14 +162,9 @@ def newcomer_path(page, server: LabServer, root, screenshots) -> None:
     widget.locator(f'.dnb-row[data-id="{first_reply}"]').click()
     widget.locator(".dnb-continue").click()
     widget.locator(f'.dnb-row.dnb-leaf[data-id="{first_reply}"]').wait_for()
-    # 7. a label; the saved view follows (the extension writes the widget's fresh fallback into its output)
+    # 7. a label; the saved view follows (as the notebook is saved, the extension writes the widget's
+    # fresh fallback into its output)
     type_and_run(page, 4, "%durable label first-try")
-    page.wait_for_function(
-        "() => JSON.stringify(window.jupyterapp.shell.currentWidget.content.model.toJSON().cells[3].outputs)"
-        ".includes('first-try')",
-        timeout=15_000,
-    )
-    assert first_reply in active_path(saved_html(page, 3)) and second_reply not in active_path(saved_html(page, 3))
     path = f"newcomer_{server.app}.ipynb"
     page.keyboard.press("Control+s")  # JupyterLab's first save asks for a name
     if server.app == "notebook":
@@ -178,6 +173,12 @@ def newcomer_path(page, server: LabServer, root, screenshots) -> None:
     accept_dialog(page, fill=path)
     page.wait_for_function("(p) => window.jupyterapp.shell.currentWidget.context.path === p", arg=path)
     save_now(page)  # again: the extension wrote the new path into the notebook's metadata
+    page.wait_for_function(
+        "() => JSON.stringify(window.jupyterapp.shell.currentWidget.content.model.toJSON().cells[3].outputs)"
+        ".includes('first-try')",
+        timeout=15_000,
+    )
+    assert first_reply in active_path(saved_html(page, 3)) and second_reply not in active_path(saved_html(page, 3))
 
     # 8. restart the kernel; 9. reload the page
     menu(page, "Kernel", "Restart Kernel")
@@ -222,8 +223,7 @@ def newcomer_path(page, server: LabServer, root, screenshots) -> None:
     widget.locator('.dnb-tab[data-view="tree"]').click()
 
     # 11. save; nbconvert shows what the live widget showed
-    page.wait_for_timeout(1500)  # the widget's fresh fallback reaches the output
-    save_now(page)
+    save_now(page)  # the widget's fresh fallback reaches the output as it saves
     html = subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", "html", "--stdout", str(root / path)],
         capture_output=True,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from comm.base_comm import BaseComm
 
+from durable_nb.widget.assets import built
 from tests.support import launch_chromium as launch  # noqa: F401  (the harness's browser)
 
 HERE = Path(__file__).resolve().parent
@@ -84,7 +85,9 @@ class Page:
         self.page.expose_function("py_send", self._py_send)
         self.page.goto(URL)
         self.page.wait_for_function("window.__ready === true")
-        timing = self.page.evaluate("s => window.boot(s)", json.dumps(w.get_state()))
+        # the bundle itself, as the installed extension serves it to a Jupyter page (w._esm is its loader)
+        state = {**w.get_state(), "_esm": built("widget.js")}
+        timing = self.page.evaluate("s => window.boot(s)", json.dumps(state))
         self.parse_ms, self.first_paint_ms = timing["parse_ms"], timing["paint_ms"]
 
     def _route(self, route):

@@ -3,7 +3,8 @@
  * session id (./identity.ts) and tagged cells show badges and toggle
  * (./tags.ts), `%%durable` cells are highlighted as Markdown (./highlight.ts), and a session
  * widget's output shows its saved view until the widget is live and keeps that view fresh for
- * the saved file (./output.ts). The widget itself is an anywidget.
+ * the saved file (./output.ts), which the page tells the kernel (./page.ts). The widget itself is
+ * an anywidget.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
@@ -14,6 +15,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { watchProse } from './highlight';
 import { followRename, reconcile, sendIdentity } from './identity';
 import { addOutputRenderer } from './output';
+import { answerKernel } from './page';
 import { TAGS, TOGGLE, toggleCommand, toggleTag, watchBadges } from './tags';
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -35,7 +37,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
       addOutputRenderer(panel);
       const ctx = panel.sessionContext;
       sendIdentity(ctx.session?.kernel, panel);
-      ctx.kernelChanged.connect((__, change) => sendIdentity(change.newValue, panel));
+      answerKernel(ctx.session?.kernel);
+      ctx.kernelChanged.connect((__, change) => {
+        sendIdentity(change.newValue, panel);
+        answerKernel(change.newValue);
+      });
       void panel.context.ready.then(() => {
         watchBadges(panel.content);
         watchProse(panel.content, languages);

@@ -36,8 +36,8 @@ export interface Row {
   elides?: [string, string, number]; // [first id, last id, count]
 }
 
-export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter" | "views" | "query" | "step" | "timeline" | "fallback";
-export type ReplyName = "lines" | "locate" | "search" | "views" | "query" | "step" | "timeline" | "fallback";
+export type Action = "lines" | "locate" | "branch" | "search" | "compare" | "filter" | "views" | "query" | "step" | "timeline" | "fallback" | "module";
+export type ReplyName = "lines" | "locate" | "search" | "views" | "query" | "step" | "timeline" | "fallback" | "module";
 /** the tab the page shows */
 export type View = "tree" | "model" | "transcript" | "compare" | "grid" | "list";
 /** how the flat list is ordered */
@@ -383,8 +383,12 @@ export interface TimelineRequest {
 export interface FallbackRequest {
   action: "fallback";
 }
+/** asked by the loader (durable_nb/widget/module.py), which is plain JavaScript: declared for the twin's check */
+export interface ModuleRequest {
+  action: "module";
+}
 
-export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest | QueryRequest | StepRequest | TimelineRequest | FallbackRequest;
+export type Request = LinesRequest | LocateRequest | BranchRequest | SearchRequest | CompareRequest | FilterRequest | ViewsRequest | QueryRequest | StepRequest | TimelineRequest | FallbackRequest | ModuleRequest;
 
 // -- Python's replies (custom messages) --
 
@@ -496,8 +500,12 @@ export interface FallbackReply {
   html: string; // the output's text/html
   text: string; // the output's text/plain
 }
+export interface ModuleReply {
+  reply: "module";
+  esm: string;
+}
 
-export type Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply | FallbackReply;
+export type Reply = LinesReply | LocateReply | SearchReply | ViewsReply | QueryReply | StepReply | TimelineReply | FallbackReply | ModuleReply;
 
 /** anywidget's model, as this front end uses it (typed by trait). */
 export interface Model {

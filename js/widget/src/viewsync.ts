@@ -49,6 +49,8 @@ export class SyncedViews {
       this.value = mv || {};
       this.seq = this.model.get("views_rev") || 0;
       this.stale.clear();
+      // a widget's first state carries only the shown tab's part (views_delta.opening): the rest is stale
+      for (const p of ["model", "transcript"] as const) if (mv && !(p in mv)) this.stale.add(p);
       this.asked = false;
     }
     return this.value;
