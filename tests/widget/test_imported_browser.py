@@ -61,6 +61,7 @@ def test_claude_code_log_no_branch_markers_no_hook_json_read_only_header(browser
         page.click(".dnb-tab:has-text('transcript')")
         panel = page.locator(".dnb-transcript-panel")
         panel.wait_for(state="visible")
+        panel.locator(".dnb-card").first.wait_for()  # the tab's part of the views, asked for when shown
         text = panel.inner_text()
         assert "start phoenix in background" in text
         for hook in ("hook_progress", "hookEvent", "PostToolUse", "PreToolUse", "queue-operation"):

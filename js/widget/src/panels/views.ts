@@ -65,10 +65,14 @@ function modelCard(ctx: Ctx, m: ViewMessage, n: number): HTMLElement {
   return card;
 }
 
+// a widget's first state carries only the shown tab's part of `views` (views_delta.opening): the others come when shown
+const LOADING = "Loading this view from the kernel…";
+
 export function modelPanel(ctx: Ctx): Panel {
   const el = h("div", "dnb-panel dnb-model-panel");
   const draw = (v: Partial<Views>) => {
     el.replaceChildren();
+    if (v.model === undefined) return el.append(h("div", "dnb-muted", LOADING)); // a first state: asked for
     const items = v.model || [];
     const total = v.model_total || 0;
     el.append(
@@ -113,6 +117,7 @@ export function transcriptPanel(ctx: Ctx): Panel {
   const el = h("div", "dnb-panel dnb-transcript-panel");
   const draw = (v: Partial<Views>) => {
     el.replaceChildren();
+    if (v.transcript === undefined) return el.append(h("div", "dnb-muted", LOADING)); // a first state: asked for
     const items = v.transcript || [];
     el.append(h("div", "dnb-view-head", `Transcript view at ${where(v)}: what a person reads (injected context and reminder blocks hidden; custom entries kept).`));
     more(ctx, el, items.length, v.transcript_total || 0);
