@@ -237,10 +237,13 @@ PAINTED = """(t0) => {
 }"""
 
 
-def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[float]) -> list[dict]:
+def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[float], turns: int = 0) -> list[dict]:
     """Per size and pause: ``%durable show`` run ``pause`` seconds after the cell that loaded the
     session ended (0: at once; a pause lets the kernel prepare the widget in the background, as it
-    does while a person reads the status), each in a notebook and kernel of its own."""
+    does while a person reads the status), each in a notebook and kernel of its own. Then ``turns``
+    ``%%durable`` turns with the widget shown: the bytes the page receives per turn, from the key
+    press until 1.5 s after the kernel is idle (so a fallback the page asks for once the widget is
+    quiet, 0.7 s, is counted); then a save (Ctrl+S): the bytes until it is written."""
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.lab import LabServer, open_notebook, run_cell, wait_kernel
@@ -255,6 +258,7 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[fl
                 [
                     ("%load_ext durable_nb\n%config DurableMagics.session = 'bench'\n%durable status", []),
                     ("%durable show", []),
+                    ("%%durable\nanother turn", []),
                 ],
             )
     rows = []
@@ -285,16 +289,33 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[fl
                 bytes_paint = sum(frames)
                 wait_kernel(page, timeout_ms=900_000)
                 page.wait_for_timeout(500)
-                rows.append(
-                    {
-                        "entries": n,
-                        "pause_s": pause,
-                        "first_paint_ms": paint_ms,
-                        "bytes_to_first_paint": bytes_paint,
-                        "bytes_until_idle": sum(frames),
-                        "heap_growth_mb": heap() - heap0,
-                    }
-                )
+                row = {
+                    "entries": n,
+                    "pause_s": pause,
+                    "first_paint_ms": paint_ms,
+                    "bytes_to_first_paint": bytes_paint,
+                    "bytes_until_idle": sum(frames),
+                    "heap_growth_mb": heap() - heap0,
+                }
+                if turns:
+                    page.wait_for_timeout(2000)  # anything the page asks for once the show is quiet
+                    row["bytes_after_show"] = sum(frames) - row["bytes_until_idle"]
+                    per_turn = []
+                    for _ in range(turns):
+                        frames.clear()
+                        run_cell(page, 2, timeout_ms=900_000)
+                        wait_kernel(page, timeout_ms=900_000)
+                        page.wait_for_timeout(1500)
+                        per_turn.append(sum(frames))
+                    row["turn_page_bytes"] = statistics.median(per_turn)
+                    row["turn_page_bytes_max"] = max(per_turn)
+                    frames.clear()
+                    page.keyboard.press("Control+s")
+                    page.wait_for_function(
+                        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=120_000
+                    )
+                    row["save_page_bytes"] = sum(frames)
+                rows.append(row)
                 print(rows[-1], file=sys.stderr)
                 SHOTS.mkdir(parents=True, exist_ok=True)
                 page.locator(".dnb-widget").first.screenshot(path=str(SHOTS / f"lab-show-{n}-{pause:g}.png"))
@@ -320,7 +341,7 @@ def scale_main(args) -> None:
                 out["kernel"].append(kernel_row(n, logs[n], tmp, args.cells))
                 print(out["kernel"][-1], file=sys.stderr)
         if "lab" in args.parts:
-            out["lab"] = lab_rows(args.scale_sizes, logs, tmp, args.pauses)
+            out["lab"] = lab_rows(args.scale_sizes, logs, tmp, args.pauses, args.turns)
     print(scale_table(out))
     args.scale_out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.scale_out}")
@@ -346,13 +367,16 @@ def scale_table(out: dict) -> str:
     if ls:
         lines.append("")
         lines.append(
-            "| entries | shown s after the load cell | %durable show: first paint ms | KB to first paint | KB until idle | page heap +MB |"
+            "| entries | shown s after the load cell | %durable show: first paint ms | bytes to first paint | KB until idle | page heap +MB | KB after (2 s) | page bytes/turn (max) | KB at save |"
         )
-        lines.append("|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in ls:
+            turn = f"{r['turn_page_bytes']:,.0f} ({r['turn_page_bytes_max']:,})" if "turn_page_bytes" in r else "—"
+            after = f"{r['bytes_after_show'] / 1024:.0f}" if "bytes_after_show" in r else "—"
+            save = f"{r['save_page_bytes'] / 1024:.0f}" if "save_page_bytes" in r else "—"
             lines.append(
-                f"| {r['entries']:,} | {r.get('pause_s', 0):g} | {r['first_paint_ms']:.0f} | {r['bytes_to_first_paint'] / 1024:.0f} | "
-                f"{r['bytes_until_idle'] / 1024:.0f} | {r['heap_growth_mb']:.1f} |"
+                f"| {r['entries']:,} | {r.get('pause_s', 0):g} | {r['first_paint_ms']:.0f} | {r['bytes_to_first_paint']:,} | "
+                f"{r['bytes_until_idle'] / 1024:.0f} | {r['heap_growth_mb']:.1f} | {after} | {turn} | {save} |"
             )
     return "\n".join(lines)
 
@@ -369,6 +393,7 @@ def main() -> None:
     ap.add_argument(
         "--pauses", type=float, nargs="+", default=[0, 5], help="lab: seconds between the load cell and %%durable show"
     )
+    ap.add_argument("--turns", type=int, default=0, help="lab: %%durable turns after the show (bytes per turn)")
     ap.add_argument("--scale-out", type=Path, default=ROOT / "benchmarks" / "widget_scale.json")
     args = ap.parse_args()
     if args.scale:
