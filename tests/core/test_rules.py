@@ -166,6 +166,30 @@ def test_R6_dangling_tool_calls_are_repaired():
     assert [m.tool_call_id for m in view2[2:]] == ["t1", "t2"]
 
 
+def test_R6_a_call_left_dangling_before_the_next_reply_is_repaired_in_place_or_in_a_copy():
+    from durable_nb.session.view import ViewBuilder
+
+    def turn(k: int) -> list[ai.Message]:
+        call = ai.Message(role="assistant", content=[ai.ToolCall(f"a{k}", "ls", {}), ai.ToolCall(f"b{k}", "ls", {})])
+        done = ai.Message(role="tool_result", content=[ai.Text("ok")], tool_call_id=f"a{k}")
+        return [call, done, ai.Message(role="user", content=[ai.Text(f"q{k}")])]
+
+    msgs = [m for k in range(50) for m in turn(k)] + [ai.Message(role="assistant", content=[ai.Text("end")])]
+    want = [(m.role, m.tool_call_id) for k in range(50) for m in turn(k)[:2]]
+    want = [x for k in range(50) for x in (want[2 * k], want[2 * k + 1], ("tool_result", f"b{k}"), ("user", None))]
+    # a view being built (no one else holds its list) takes each repair in place
+    assert [(m.role, m.tool_call_id) for m in session.repair_tool_calls(msgs)] == [*want, ("assistant", None)]
+    # a list someone holds (a cached view's snapshot) is never changed: the builder moves to a copy
+    builder = ViewBuilder()
+    for m in msgs[:3]:
+        builder.add(m)
+    held, n = builder.out, len(builder.out)
+    before = list(held)
+    builder.add(msgs[3])  # the next reply, after the dangling call b0
+    assert held[:n] == before and builder.out is not held
+    assert [(m.role, m.tool_call_id) for m in builder.out] == [*want[:4], ("assistant", None)]
+
+
 def test_R7_transcript_hides_injected_keeps_custom_and_shows_text_blocks_only():
     tool = ai.Message(role="tool_result", tool_call_id="t", content=[ai.Text("42 files"), ai.Reminder("be brief")])
     path = [
