@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ class _Cells:
 
     def __init__(self, shell: Any) -> None:
         self.started = 0  # cells started so far
+        self.ended = 0.0  # time.monotonic() when the last one ended
         self.idle = threading.Event()  # set while no cell runs
         self.idle.set()
         shell.events.register("pre_run_cell", self._pre)
@@ -40,6 +42,7 @@ class _Cells:
         self.idle.clear()
 
     def _post(self, _result: Any) -> None:
+        self.ended = time.monotonic()
         self.idle.set()
 
 
@@ -63,7 +66,8 @@ def _kernel() -> tuple[Any, _Cells] | None:
 
 def when_idle(start: Callable[[], None]) -> None:
     """Call ``start()`` on the kernel's loop once no cell has run for :data:`IDLE_S` seconds (a cell
-    run meanwhile starts the wait over); at once outside a kernel. Call it on the kernel's thread."""
+    run meanwhile starts the wait over: one that started before a check and ended after it, the
+    next cell of Run All right behind it, too); at once outside a kernel. Call it on the kernel's thread."""
     k = _kernel()
     if k is None:
         start()
@@ -71,7 +75,7 @@ def when_idle(start: Callable[[], None]) -> None:
     loop, cells = k
 
     def check(seen: int) -> None:  # on the loop, between cells
-        if cells.started != seen or not cells.idle.is_set():
+        if cells.started != seen or not cells.idle.is_set() or time.monotonic() - cells.ended < IDLE_S:
             loop.call_later(IDLE_S, check, cells.started)
         else:
             start()
