@@ -13,15 +13,13 @@ leaf.
 
 from __future__ import annotations
 
-from operator import attrgetter
+from typing import cast
 
 from .. import ai
 from ..durable import Agent
 from ..errors import DurableError, UnknownEntry
 from ..kinds.note import Note
 from ..session import Entry, MessageEntry, is_ephemeral, is_turn_start
-
-_ORIGIN, _INJECTED = attrgetter("message.origin"), attrgetter("message.injected")
 
 
 def entry_origin(entry: Entry) -> str | None:
@@ -64,11 +62,12 @@ class CellIndex:
         ephemeral: each one's origin is its message's)."""
         new = self.agent.entries(self._seen)
         self._seen += len(new)
-        if new and set(map(type, new)) == {MessageEntry} and ai.Injection.EPHEMERAL not in map(_INJECTED, new):
-            made = dict(zip(map(_ORIGIN, new), new))  # the latest entry of each origin, in first-seen order
-            made.pop("", None)
-            made.pop(None, None)  # an origin of None is none too
-            self._by_origin.update(made)
+        plain = cast(list[MessageEntry], new) if new and set(map(type, new)) == {MessageEntry} else None
+        if plain is not None and ai.Injection.EPHEMERAL not in {e.message.injected for e in plain}:
+            made: dict[str | None, Entry] = dict(zip([e.message.origin for e in plain], plain))
+            made.pop("", None)  # the latest entry of each origin, in first-seen order; none for no origin
+            made.pop(None, None)
+            self._by_origin.update(cast(dict[str, Entry], made))
             return self._by_origin
         for e in new:
             if not is_ephemeral(e):

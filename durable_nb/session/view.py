@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from operator import attrgetter
+from typing import cast
 
 from .. import ai
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry
@@ -19,7 +19,6 @@ from .rules import kept_from, latest_compaction
 
 _CPYTHON = sys.implementation.name == "cpython"  # where sys.getrefcount tells whether a list is shared
 INTERRUPTED = "The tool call was interrupted before it returned a result."
-_INJECTED = attrgetter("message.injected")
 SUMMARY_PREFIX = "The conversation before this point was compacted. Summary:\n\n"
 
 
@@ -215,8 +214,9 @@ def transcript_view(path: Sequence[Entry]) -> list[Entry]:
     :func:`display_text`, which leaves out :class:`~durable_nb.ai.Reminder`
     blocks. O(len(path)): at C speed for a path of message entries none injected (all kept).
     """
-    if path and set(map(type, path)) == {MessageEntry} and set(map(_INJECTED, path)) == {None}:
-        return list(path)
+    if path and set(map(type, path)) == {MessageEntry}:
+        if {e.message.injected for e in cast(Sequence[MessageEntry], path)} == {None}:
+            return list(path)
     return [e for e in path if (e.message.injected is None if isinstance(e, MessageEntry) else not bookkeeping(e))]
 
 

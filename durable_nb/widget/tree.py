@@ -10,8 +10,7 @@ the entry hangs off its parent (:func:`off_chain`) and whether a filter hides it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 from .. import ai
 from ..errors import DurableError
@@ -21,7 +20,6 @@ from .layout import Layout
 
 FILTERS = ("custom", "aside", "tool_result")  # the kind groups the tree can hide (session.kind_group)
 _EPHEMERAL = ai.Injection.EPHEMERAL
-_INJECTED = attrgetter("message.injected")
 
 
 def off_chain(e: Entry) -> bool:
@@ -75,7 +73,8 @@ def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None)
     ids = [e.id for e in entries]
     parents = [e.parent_id for e in entries]
     n = len(entries)
-    if n and set(map(type, entries)) == {MessageEntry} and _EPHEMERAL not in map(_INJECTED, entries):
+    plain = n and set(map(type, entries)) == {MessageEntry}
+    if plain and _EPHEMERAL not in {e.message.injected for e in cast(list[MessageEntry], entries)}:
         off, never = [False] * n, [False] * n
     else:
         off, never = [off_chain(e) for e in entries], [never_drawn(e) for e in entries]
