@@ -73,7 +73,9 @@ def _format_version(p: Path) -> int | None:
 def load(p: Path) -> Loaded:
     """Return the log's samples as branches of one session (see the module doc). Raises
     :class:`DurableError` in one line without inspect_ai, for a newer log format, or a file Inspect cannot
-    read. Cost: inspect_ai's read of the whole log; memory: every sample."""
+    read. Cost: inspect_ai's read of the log but the samples' events (a transcript of every model call,
+    each with its input: what a long sample's size grows with), which the entries never use; memory: every
+    sample."""
     try:
         from inspect_ai.log import EvalLog, read_eval_log
     except ImportError:
@@ -87,7 +89,7 @@ def load(p: Path) -> Loaded:
     if theirs is not None and theirs > mine:
         raise DurableError(newer.format(v=theirs))
     try:
-        log = read_eval_log(str(p))
+        log = read_eval_log(str(p), exclude_fields={"events"})  # never read here: the messages say it all
     except ValueError as e:
         found = re.search(r"Unable to read version (\d+)", str(e))
         if found:
