@@ -73,7 +73,7 @@ def catch_up(db: sqlite3.Connection) -> int:
     row; inside the caller's write transaction. Returns how many rows were indexed.
 
     Rows are decoded :data:`_CHUNK` at a time (one that does not decode is left out). Cost: O(the
-    rows' size), about 5 µs a row, once."""
+    rows' size), ~8 µs a row (FTS5's insert ~3.6 µs of it, the decode and the search text the rest), once."""
     upto = watermark(db) or 0
     (last,) = db.execute("SELECT coalesce(max(rowid), 0) FROM entries").fetchone()
     done = 0

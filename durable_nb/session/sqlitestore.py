@@ -356,7 +356,8 @@ class SqliteStore:
             if self.read_only:
                 return unindexed(self._db, session)
         with self._errors("index the entries appended since the last search"), self._write("search"):
-            catch_up(self._db)
+            with collector_paused():
+                catch_up(self._db)
         return []
 
 
