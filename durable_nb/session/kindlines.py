@@ -10,11 +10,11 @@ with their types, no ``data``, unknown fields refused), whose
 :meth:`made` returns the class's entry (~0.15 µs). That gives exactly the
 general path's entry, so it is done only where it does:
 
-- the class's fields are JSON-native (``str``, ``int``, ``bool``,
-  ``None``, ``Any``, lists and string-keyed dicts of those, unions and
-  string literals): msgspec then returns the JSON value itself (a
-  ``float`` field is not: it would make ``3`` the float ``3.0``, where the
-  general path keeps the ``int``); each field is spelled as it is named,
+- the class's fields are JSON-native (``str``, ``int``, ``float``,
+  ``bool``, ``None``, ``Any``, lists and string-keyed dicts of those,
+  unions and string literals), so msgspec returns the JSON value itself
+  (a ``float`` field is probed as ``int | float``: a ``3`` stays the
+  ``int`` the general path keeps); each field is spelled as it is named,
   none is named ``meta`` (the legacy flag's name), the class refuses
   unknown fields and has the tag every custom entry has;
 - the line's top-level ``"kind"`` is the kind (a class's default kind
@@ -135,13 +135,14 @@ def _make(kind: str, cls: type[CustomEntry]) -> _Decoders | None:
         fields = msgspec.structs.fields(cls)
     except (TypeError, NameError):  # an annotation that does not resolve
         return None
-    if any(f.encode_name != f.name or f.name == "meta" or not _native(f.type) for f in fields):
+    types_ = {f.name: _as_json(f.type) for f in fields}
+    if any(f.encode_name != f.name or f.name == "meta" or types_[f.name] is None for f in fields):
         return None
     own = [f for f in fields if f.name not in _BASE and f.name != "data"]
     spec: list[Any] = [("kind", Literal[kind]), ("id", str), ("parent_id", str, ""), ("created_at", str, "")]
     for f in own:
         default = msgspec.field(default_factory=f.default_factory) if f.default is msgspec.NODEFAULT else f.default
-        spec.append((f.name, f.type) if f.required else (f.name, f.type, default))
+        spec.append((f.name, types_[f.name]) if f.required else (f.name, types_[f.name], default))
     made = _maker(cls, (*_BASE, *(f.name for f in own)))
     try:
         pt = msgspec.defstruct(
@@ -172,17 +173,27 @@ def _maker(cls: type[CustomEntry], names: tuple[str, ...]) -> Callable[[Any], Cu
 
 
 _ATOMS = (str, int, bool, type(None), list, dict)
+_NUMBER = Union[int, float]
 
 
-def _native(t: Any) -> bool:
-    """True when msgspec decodes JSON into type ``t`` as the JSON value itself (or refuses it)."""
+def _as_json(t: Any) -> Any:
+    """Return the type a probe decodes a field of type ``t`` as, so that msgspec returns the JSON value
+    itself (or refuses it): ``t`` for JSON-native types, with ``float`` read as ``int | float`` (a
+    ``3`` stays the ``int`` the general path keeps); ``None`` when there is none (a struct, a date...)."""
     if t is Any or t in _ATOMS:
-        return True
+        return t
+    if t is float:
+        return _NUMBER
     origin, args = typing.get_origin(t), typing.get_args(t)
-    if origin is Union or origin is types.UnionType or origin is list:
-        return all(_native(a) for a in args)
-    if origin is dict:
-        return len(args) == 2 and args[0] is str and _native(args[1])
     if origin is Literal:
-        return all(type(a) is str for a in args)
-    return False
+        return t if all(type(a) is str for a in args) else None
+    inner = [_as_json(a) for a in args]
+    if any(a is None for a in inner):
+        return None
+    if origin is Union or origin is types.UnionType:
+        return Union[tuple(inner)]
+    if origin is list and len(inner) == 1:
+        return list[inner[0]]  # type: ignore[valid-type]
+    if origin is dict and len(inner) == 2 and args[0] is str:
+        return dict[str, inner[1]]  # type: ignore[valid-type]
+    return None
