@@ -39,6 +39,7 @@ from ..session import (
     search_store,
     session_rows,
 )
+from . import ahead
 from .identity import DEFAULT_SESSION, default_session_name  # noqa: F401  - importable from here as before
 from .positions import (  # noqa: F401  - cell_entry and entry_origin are importable from here as before
     CellIndex,
@@ -89,7 +90,9 @@ class NotebookSession:
         a deliberate leaf move is recorded), else where the library resumes it; sets :attr:`resumed_at_choice`.
         Computes the first look ahead, once: the active path and its model view (O(depth), mostly at C
         speed for a log that is one chain), which ``%durable status``, the widget and the first turn
-        share, and the cells' entries (:class:`~durable_nb.notebook.positions.CellIndex`, O(n) at C speed)."""
+        share, and the cells' entries (:class:`~durable_nb.notebook.positions.CellIndex`, O(n) at C speed);
+        and what the first turn would pay once (:mod:`.ahead`: its imports, the young collections)."""
+        ahead.imports()
         agent = Agent(
             model=self._model, store=CreatedOnWrite(self.store), session_id=session_id, publisher=self._published
         )
@@ -101,6 +104,7 @@ class NotebookSession:
         agent.system  # noqa: B018 - the first look, computed ahead (see above)
         self._cells = CellIndex(agent)  # and which entry each cell made (the first turn's rewind reads it)
         self._cells.latest()
+        ahead.settle()
         return agent
 
     def _exists(self, session_id: str, quiet: bool = True) -> bool:
