@@ -8,6 +8,7 @@ export class Lines {
   readonly at = new Map<number, Line>();
   readonly index = new Map<string, number>();
   asked: [number, number][] = []; // ranges requested at this revision
+  inflight: [number, number][] = []; // ranges requested and not answered yet, at any revision
   rev = -1;
 
   constructor(readonly max: number = MAX_CACHE) {}
@@ -39,9 +40,25 @@ export class Lines {
     this.asked = [];
   }
 
-  /** Whether line `i` was asked for at this revision. */
+  /** Note a request for [lo, hi). It stays in flight across revisions until answered: Python
+   * answers at its revision then (a busy kernel after its cell), which is the page's by the time
+   * the reply arrives, so asking again at every revision of a turn would fetch the same lines twice. */
+  sent(lo: number, hi: number): void {
+    this.asked.push([lo, hi]);
+    this.inflight.push([lo, hi]);
+  }
+
+  /** A lines reply starting at `start` arrived: whether it answered a request in flight (now not). */
+  answered(start: number): boolean {
+    const n = this.inflight.length;
+    this.inflight = this.inflight.filter(([a]) => a !== start);
+    return this.inflight.length < n;
+  }
+
+  /** Whether line `i` was asked for at this revision, or is in a request not answered yet. */
   pending(i: number): boolean {
-    return this.asked.some(([a, b]) => i >= a && i < b);
+    const within = ([a, b]: [number, number]) => i >= a && i < b;
+    return this.asked.some(within) || this.inflight.some(within);
   }
 
   /** The cached line of entry `id`. */

@@ -31,6 +31,21 @@ describe("Lines", () => {
     expect(c.asked).toEqual([]);
   });
 
+  it("a turn's tail-only revisions ask once for lines not held, never for those held or in flight", () => {
+    const c = new Lines();
+    c.put(0, [line("a"), line("b"), line("c"), line("d")]);
+    expect(c.missing(0, 4)).toBeNull(); // held: nothing to ask
+    expect(c.missing(0, 6)).toEqual([4, 6]);
+    c.sent(4, 6); // asked while the kernel runs the turn
+    for (const from of [6, 7, 8]) {
+      c.dropFrom(from); // the turn's revisions change only the tail
+      expect(c.missing(0, 6)).toBeNull(); // the request in flight will do: not asked again
+    }
+    expect(c.answered(4)).toBe(true); // its reply (at the kernel's revision then) arrives
+    expect(c.answered(4)).toBe(false);
+    expect(c.missing(0, 6)).toEqual([4, 6]); // not put (a stale reply): asked again
+  });
+
   it("an entry moved to another index is found at its new one only", () => {
     const c = new Lines();
     c.put(0, [line("a"), line("b")]);

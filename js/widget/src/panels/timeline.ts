@@ -27,15 +27,22 @@ export function timelineStrip(ctx: Ctx): Strip {
   el.append(label, bars);
   el.hidden = true;
   let askedRev = -1;
+  let waiting = false; // a request not answered yet: a busy kernel answers once, after its cell
   let turns: Turn[] = [];
 
+  /** Ask for the timeline when the layout moved since the last answer, one request at a time
+   * (the reply is Python's timeline at its revision then: a turn's revisions cost one request). */
   function ask(): void {
-    if (askedRev === ctx.tree.rev || ctx.kernel.staleReason() || !ctx.tree.entries) return;
+    if (waiting || askedRev >= ctx.tree.rev || ctx.kernel.staleReason() || !ctx.tree.entries) return;
     askedRev = ctx.tree.rev;
+    waiting = true;
     model.send({ action: "timeline" });
   }
 
   function onTimeline(r: TimelineReply): void {
+    waiting = false;
+    askedRev = Math.max(askedRev, r.rev);
+    if (askedRev < ctx.tree.rev) ask(); // the layout moved after Python answered
     turns = r.turns;
     el.hidden = turns.length < 2; // a strip of one turn says nothing
     const byCost = turns.some((t) => t.cost);

@@ -56,7 +56,7 @@ export function treePanel(ctx: Ctx): Panel {
     const gap = cache.missing(Math.max(0, a), Math.min(ctx.tree.lines, b));
     if (!gap || ctx.kernel.staleReason()) return;
     const [lo, hi] = gap;
-    cache.asked.push([lo, hi]);
+    cache.sent(lo, hi);
     model.send({ action: "lines", start: lo, stop: hi });
     const rev = ctx.tree.rev;
     clearTimeout(linesTimer);
@@ -85,8 +85,12 @@ export function treePanel(ctx: Ctx): Panel {
   function onCustom(msg: unknown): void {
     const r = asReply(msg);
     if (r?.reply === "lines") {
+      const mine = cache.answered(r.start);
       if (r.rev > ctx.tree.rev) ahead.push(r);
-      if (r.rev !== ctx.tree.rev) return;
+      if (r.rev !== ctx.tree.rev) {
+        if (mine && r.rev < ctx.tree.rev) paintRows(); // answered before a newer layout: ask again
+        return;
+      }
       cache.put(r.start, r.lines);
       if (ctx.notice.textContent === LINES_WAIT) {
         ctx.notice.hidden = true;
