@@ -1,0 +1,38 @@
+"""A turn on another branch (a re-run cell) changes only the lines past the fork: the page keeps the rest."""
+
+from __future__ import annotations
+
+from test_widget_state import all_lines
+from widget_harness import front_end_send
+from widget_sessions import long_agent
+
+from durable_nb.widget import SessionWidget
+
+
+def switch_and_check(w, agent, move) -> int:
+    """Run ``move`` (it switches the active path), sync; check the lines before ``changed_from``
+    are the ones the page holds and every line is a fresh widget's. Return ``changed_from``."""
+    before = all_lines(w)
+    move()
+    w.sync()
+    after, cf = all_lines(w), w.tree["changed_from"]
+    assert before[:cf] == after[:cf]
+    assert after == all_lines(SessionWidget(agent))
+    return cf
+
+
+def test_a_new_branch_and_a_switch_back_change_only_the_lines_past_the_fork(recording):
+    agent = long_agent(300)
+    w = SessionWidget(agent)
+    front_end_send(w, {"action": "lines", "start": 0, "stop": 50})
+    old_leaf, fork = agent.leaf_id, agent.path()[-3].id
+    n = len(all_lines(w))
+
+    def rerun():
+        agent.branch(fork)
+        agent.run("again").wait()
+
+    assert switch_and_check(w, agent, rerun) >= n - 5  # the re-run turn: near the end, not 0
+    new_leaf = agent.leaf_id
+    assert switch_and_check(w, agent, lambda: agent.branch(old_leaf)) > 0  # back, no new entry
+    assert switch_and_check(w, agent, lambda: agent.branch(new_leaf)) > 0
