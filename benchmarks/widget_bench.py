@@ -49,6 +49,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import sys
@@ -237,6 +238,27 @@ PAINTED = """(t0) => {
 }"""
 
 
+def _kind(payload) -> str:
+    """A websocket frame's kind for the per-turn breakdown: its message type, and for a comm
+    message the widget reply or action it carries (``comm_msg:lines``), or the synced traits."""
+    text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+    m = re.search(r'"msg_type":\s*"(\w+)"', text)
+    kind = m.group(1) if m else "?"
+    if kind == "comm_msg":
+        r = re.search(r'"(?:reply|action)":\s*"(\w+)"', text) or re.search(r'"method":\s*"(\w+)"', text)
+        kind += ":" + (r.group(1) if r else "?")
+        if r and r.group(1) == "update":
+            st = re.search(r'"state":\s*\{"(\w+)"', text)
+            kind += ":" + (st.group(1) if st else "?")
+    return kind
+
+
+def _detail(payload) -> str:
+    text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+    m = re.search(r'"tree":\s*(\{[^}]*\})', text) or re.search(r'"(start|rev)":\s*\d+,\s*"(stop|start)":\s*\d+', text)
+    return " " + m.group(0)[:200] if m else ""
+
+
 def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[float], turns: int = 0) -> list[dict]:
     """Per size and pause: ``%durable show`` run ``pause`` seconds after the cell that loaded the
     session ended (0: at once; a pause lets the kernel prepare the widget in the background, as it
@@ -268,7 +290,21 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[fl
             for n, pause in ((n, pause) for n in sizes for pause in pauses):
                 page = browser.new_page(viewport={"width": 1280, "height": 1000})
                 frames: list[int] = []
-                page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(len(payload))))
+                kinds: dict[str, int] = {}
+                sent: list[str] = []
+
+                def got(payload, frames=frames, kinds=kinds) -> None:
+                    frames.append(len(payload))
+                    k = _kind(payload)
+                    if k in ("comm_msg:update:tree", "comm_msg:lines"):
+                        sent.append("<" + k + _detail(payload))
+                    kinds[k] = kinds.get(k, 0) + len(payload)
+
+                def ws_open(ws, sent=sent) -> None:
+                    ws.on("framereceived", got)
+                    ws.on("framesent", lambda payload: sent.append(_kind(payload) + _detail(payload)))
+
+                page.on("websocket", ws_open)
                 cdp = page.context.new_cdp_session(page)
 
                 def heap() -> float:
@@ -303,10 +339,15 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[fl
                     per_turn = []
                     for _ in range(turns):
                         frames.clear()
+                        kinds.clear()
+                        sent.clear()
                         run_cell(page, 2, timeout_ms=900_000)
                         wait_kernel(page, timeout_ms=900_000)
                         page.wait_for_timeout(1500)
                         per_turn.append(sum(frames))
+                        print(
+                            {"turn_bytes": sum(frames), "by_kind": kinds.copy(), "sent": sent.copy()}, file=sys.stderr
+                        )
                     row["turn_page_bytes"] = statistics.median(per_turn)
                     row["turn_page_bytes_max"] = max(per_turn)
                     frames.clear()
