@@ -42,6 +42,8 @@ lanes cost O(levels drawn), never O(its chain).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..session.rules import created_key, sort_siblings
 
 START = ""  # the id of the START row drawn above several root-level entries
@@ -182,6 +184,17 @@ class Layout:
         if k < 0 or self._hidden[k]:
             return -1
         return self._position(k)
+
+    def first(self, entry_ids: Iterable[str], first: int | None) -> int:
+        """Return the lowest line index drawn for any of ``entry_ids`` (a hidden entry's: its
+        nearest drawn ancestor's) and ``first`` (``None``: the number of lines). O(ids)."""
+        out = len(self._lines) if first is None else first
+        for entry_id in entry_ids:
+            drawn = self.drawn(entry_id)
+            at = self.position(drawn) if drawn else -1
+            if 0 <= at < out:
+                out = at
+        return out
 
     def _position(self, k: int) -> int:
         p = self._pos[k]

@@ -25,7 +25,7 @@ from .encoding import tree_line
 from .follow import follow
 from .layout import Layout
 from .tree import extended, kind_filter, layout_of, leaf_shown, never_drawn, off_chain
-from .views import VIEW_LIMIT, Followed, at_shown_leaf, cost_text, views_at
+from .views import VIEW_LIMIT, Followed, at_shown_leaf, cost_text, past_fork, views_at
 
 MAX_LINES = 400  # lines one "lines" reply may carry
 PUSH_AROUND = 40  # lines around the leaf a sync pushes to a page that is drawn (it scrolls there)
@@ -229,9 +229,10 @@ class SessionWidget(anywidget.AnyWidget):
                     at = self._layout.position(drawn) if drawn else -1
                     if at >= 0:
                         changed = at if changed is None else min(changed, at)
-                was = self._followed.path, self._followed.elided_ids
-                if not self._followed.move(len(new)):  # another path is active: its lines and the old's flip
-                    changed = self._switched(*was, changed)
+                path, elided = self._followed.path, self._followed.elided_ids
+                if not self._followed.move(len(new)):  # another active path: its lines and the old's flip
+                    now = self._followed
+                    changed = 0 if now.elided_ids != elided else self._layout.first(past_fork(path, now.path), changed)
             if changed is not None:
                 self._rev += 1
                 tree = self._tree_state(changed)
@@ -243,30 +244,6 @@ class SessionWidget(anywidget.AnyWidget):
             self.labels = agent.labels()  # O(labels); sent only when it changed
             self.session_cost = cost_text(self._session_tally)
             self._update_views(delta=self._page_seen)
-
-    def _switched(self, path: list[Entry], elided_ids: frozenset[str], changed: int | None) -> int:
-        """Return the first line that changed when the active path switched from ``path`` (and what
-        its compaction elided, ``elided_ids``) to the followed one, given the layout's own change:
-        the lines whose ``on`` flag flipped are those of either path past where they fork (a re-run
-        cell's new branch: near the end). Another elision: 0 (every line of the path may change).
-        O(log depth + the entries past the fork)."""
-        now = self._followed.path
-        if self._followed.elided_ids != elided_ids:
-            return 0
-        lo, hi = 0, min(len(path), len(now))  # root-first paths: equal up to the fork, then apart
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if path[mid].id == now[mid].id:
-                lo = mid + 1
-            else:
-                hi = mid
-        first = len(self._layout) if changed is None else changed
-        for e in (*path[lo:], *now[lo:]):
-            drawn = self._layout.drawn(e.id)
-            at = self._layout.position(drawn) if drawn else -1
-            if 0 <= at < first:
-                first = at
-        return first
 
     def _push(self, changed: int, leaf_line: int) -> None:
         """Send the changed lines near the leaf ahead of the ``tree`` update that announces them

@@ -186,6 +186,19 @@ class PathState:
         self.elided = elided_count(self.path)
 
 
+def past_fork(old: list[Entry], new: list[Entry]) -> list[str]:
+    """Return the ids of either root-first path past where the two fork (what the switch from
+    ``old`` to ``new`` moves on or off the active path). O(log depth + the entries returned)."""
+    lo, hi = 0, min(len(old), len(new))  # equal up to the fork, apart after it
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if old[mid].id == new[mid].id:
+            lo = mid + 1
+        else:
+            hi = mid
+    return [e.id for e in old[lo:]] + [e.id for e in new[lo:]]
+
+
 class Followed:
     """The views of the active path, kept up to date as it grows (what the widget shows
     while following the leaf): O(new entries) per extension, O(depth) to start over."""
