@@ -328,7 +328,19 @@ def do_step(w: Any, req: dict[str, Any]) -> None:
 
 
 def do_timeline(w: Any, req: dict[str, Any]) -> None:
-    """``{"action": "timeline"}``: reply with :func:`timeline`. O(n)."""
+    """``{"action": "timeline", "have"}``: reply with :func:`timeline`, as its change from the one
+    last sent when the page holds that one (``have`` is its seq): the bars from the first that
+    differs (a turn: the last one or two). O(turns log turns) plus O(bars)."""
     if getattr(w, "_turns", None) is None:
         w._turns = Turns()
-    w.send({"reply": "timeline", "rev": w._rev, **timeline(w.agent, turns=w._turns)})
+    t = timeline(w.agent, turns=w._turns)
+    seq, old = getattr(w, "_timeline_sent", (0, None))
+    start, base, bars = 0, -1, t["turns"]
+    if old is not None and req.get("have") == seq:
+        base = seq
+        while start < min(len(old), len(bars)) and old[start] == bars[start]:
+            start += 1
+    w._timeline_sent = (seq + 1, bars)
+    w.send(
+        {"reply": "timeline", "rev": w._rev, **t, "turns": bars[start:], "start": start, "base": base, "seq": seq + 1}
+    )

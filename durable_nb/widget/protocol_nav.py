@@ -41,6 +41,7 @@ class StepRequest(TypedDict):
 
 class TimelineRequest(TypedDict):
     action: Literal["timeline"]
+    have: NotRequired[int]  # the seq of the timeline the page holds: the reply may be its change
 
 
 class Facets(TypedDict):
@@ -77,7 +78,10 @@ class TimelineReply(TypedDict):
     reply: Literal["timeline"]
     rev: int
     total: int  # turns in the session
-    turns: list[Turn]
+    turns: list[Turn]  # the bars from index ``start`` on (the page keeps those before it)
+    start: int
+    base: int  # the seq of the timeline this changes (-1: the whole timeline, start 0)
+    seq: int  # this timeline's (a page that holds another base asks for the whole)
 
 
 class ModuleRequest(TypedDict):

@@ -36,3 +36,22 @@ def test_a_new_branch_and_a_switch_back_change_only_the_lines_past_the_fork(reco
     new_leaf = agent.leaf_id
     assert switch_and_check(w, agent, lambda: agent.branch(old_leaf)) > 0  # back, no new entry
     assert switch_and_check(w, agent, lambda: agent.branch(new_leaf)) > 0
+
+
+def test_a_turn_sends_the_timeline_as_its_last_bars(recording):
+    agent = long_agent(300)
+    w = SessionWidget(agent)
+
+    def timeline(**req):
+        front_end_send(w, {"action": "timeline", **req})
+        return w.comm.sent[-1][1]["content"]
+
+    whole = timeline()
+    assert whole["base"] == -1 and whole["start"] == 0
+    agent.run("one more").wait()
+    w.sync()
+    change = timeline(have=whole["seq"])
+    assert change["base"] == whole["seq"] and change["start"] >= len(whole["turns"]) - 2
+    again = timeline()  # no have (or another): the whole timeline
+    assert again["base"] == -1 and whole["turns"][: change["start"]] + change["turns"] == again["turns"]
+    assert timeline(have=whole["seq"])["base"] == -1  # a seq that is not the last sent's

@@ -378,6 +378,7 @@ export interface StepRequest {
 
 export interface TimelineRequest {
   action: "timeline";
+  have?: number;
 }
 
 export interface FallbackRequest {
@@ -492,6 +493,9 @@ export interface TimelineReply {
   rev: number;
   total: number;
   turns: Turn[];
+  start: number;
+  base: number;
+  seq: number;
 }
 
 export interface FallbackReply {

@@ -29,6 +29,7 @@ export function timelineStrip(ctx: Ctx): Strip {
   let askedRev = -1;
   let waiting = false; // a request not answered yet: a busy kernel answers once, after its cell
   let turns: Turn[] = [];
+  let held = -1; // the seq of the timeline drawn: Python may answer with its change
 
   /** Ask for the timeline when the layout moved since the last answer, one request at a time
    * (the reply is Python's timeline at its revision then: a turn's revisions cost one request). */
@@ -36,14 +37,22 @@ export function timelineStrip(ctx: Ctx): Strip {
     if (waiting || askedRev >= ctx.tree.rev || ctx.kernel.staleReason() || !ctx.tree.entries) return;
     askedRev = ctx.tree.rev;
     waiting = true;
-    model.send({ action: "timeline" });
+    model.send({ action: "timeline", have: held });
   }
 
   function onTimeline(r: TimelineReply): void {
     waiting = false;
+    const base = typeof r.base === "number" ? r.base : -1;
+    if (base !== -1 && base !== held) {
+      held = -1; // a change of a timeline this page does not hold (another view asked): ask for the whole
+      askedRev = -1;
+      ask();
+      return;
+    }
+    held = typeof r.seq === "number" ? r.seq : -1;
     askedRev = Math.max(askedRev, r.rev);
     if (askedRev < ctx.tree.rev) ask(); // the layout moved after Python answered
-    turns = r.turns;
+    turns = base === -1 ? r.turns : turns.slice(0, r.start).concat(r.turns);
     el.hidden = turns.length < 2; // a strip of one turn says nothing
     const byCost = turns.some((t) => t.cost);
     const size = (t: Turn) => (byCost ? t.cost || 0 : t.tokens);
