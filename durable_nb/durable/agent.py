@@ -180,6 +180,11 @@ class Agent:
         """
         return self._log.entries[start:]
 
+    def id_count(self) -> int:
+        """Return how many distinct ids the in-memory log holds (its id index's size: as many as
+        :meth:`entries` when no id repeats). O(1)."""
+        return len(self._log.by_id)
+
     def on_path(self, entry_id: str) -> bool:
         """True when ``entry_id`` is on the active path. O(1) (after the leaf moved, once: O(entries between the old and the new leaf))."""
         return entry_id in self._log.active

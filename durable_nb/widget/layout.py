@@ -50,6 +50,7 @@ START = ""  # the id of the START row drawn above several root-level entries
 MARKS = ("root", "cont", "branch", "eph")
 ROOT, CONT, BRANCH, EPH = range(4)
 RAIL_LEVELS = 16  # lanes given per line: the innermost ones (the page draws no deeper indent)
+NEAR_END = 512  # ids looked up among the last entries before the id index of a chain is made
 
 
 class Layout:
@@ -59,7 +60,7 @@ class Layout:
     def __init__(self) -> None:
         # per entry, by log index k (an entry added twice keeps its first k)
         self._ids: list[str] = []
-        self._k: dict[str, int] = {}
+        self._kd: dict[str, int] | None = {}  # id -> k (None: not made yet, the ids known distinct)
         self._raw: list[str] = []  # parent id as logged
         self._off: list[bool] = []
         self._hidden: list[bool] = []
@@ -82,10 +83,25 @@ class Layout:
 
     @classmethod
     def build(
-        cls, ids: list[str], parents: list[str], off: list[bool], hidden: list[bool], created: list[str]
+        cls,
+        ids: list[str],
+        parents: list[str],
+        off: list[bool],
+        hidden: list[bool],
+        created: list[str],
+        distinct: bool = False,
     ) -> Layout:
-        """Return the layout of a whole log given as parallel lists, in log order. O(n)."""
+        """Return the layout of a whole log given as parallel lists, in log order. O(n). ``distinct``:
+        the caller knows the ids are distinct; then a log that is one chain is laid out without its
+        id index (a million ids: ~0.45 s), made when first needed (:attr:`_k`): a lookup of one of
+        the last :data:`NEAR_END` ids does without it, as the lines near the leaf do."""
         lay = cls()
+        if distinct:
+            lay._ids, lay._raw, lay._off, lay._hidden, lay._created = ids, parents, off, hidden, created
+            lay._kd = None
+            if lay._rebuild_chain():
+                lay.take_changes()
+                return lay
         k_of = dict(zip(ids, range(len(ids))))  # at C speed; with duplicate ids the last one wins here
         if len(k_of) != len(ids):  # duplicate ids: the first entry keeps each
             first: dict[str, int] = {}
@@ -95,7 +111,7 @@ class Layout:
             ids, parents, created = ([x[k] for k in firsts] for x in (ids, parents, created))
             off, hidden = ([x[k] for k in firsts] for x in (off, hidden))
             k_of = dict(zip(ids, range(len(ids))))
-        lay._ids, lay._k, lay._raw, lay._off, lay._hidden, lay._created = ids, k_of, parents, off, hidden, created
+        lay._ids, lay._kd, lay._raw, lay._off, lay._hidden, lay._created = ids, k_of, parents, off, hidden, created
         lay._rebuild()
         lay.take_changes()
         return lay
@@ -109,8 +125,27 @@ class Layout:
     def __len__(self) -> int:
         return len(self._lines)
 
+    @property
+    def _k(self) -> dict[str, int]:
+        """The id index (id -> log index k), made here the first time for a chain laid out without it. O(1), or O(n) once."""
+        if self._kd is None:
+            self._kd = dict(zip(self._ids, range(len(self._ids))))
+        return self._kd
+
+    def _find(self, entry_id: object) -> int:
+        """Return ``entry_id``'s log index k, ``-1`` if unknown. O(1); before a chain's index is made,
+        O(:data:`NEAR_END`) at C speed for one of the last ids (its k is its place in the log, the
+        ids distinct), else the index is made then."""
+        if self._kd is None:
+            ids = self._ids
+            try:
+                return ids.index(entry_id, max(0, len(ids) - NEAR_END))  # type: ignore[arg-type]
+            except ValueError:
+                pass
+        return self._k.get(entry_id, -1)  # type: ignore[call-overload]
+
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self._k
+        return self._find(entry_id) >= 0
 
     @property
     def lines(self) -> list[str]:
@@ -126,7 +161,9 @@ class Layout:
         """Return ``(depth, mark)`` of a drawn entry (``""``: the START row). O(1)."""
         if entry_id == START:
             return 0, "root"
-        k = self._k[entry_id]
+        k = self._find(entry_id)
+        if k < 0:
+            raise KeyError(entry_id)
         return self._depth[k], MARKS[self._mark[k]]
 
     def rails(self, entry_id: str, levels: int = RAIL_LEVELS) -> list[bool]:
@@ -135,7 +172,7 @@ class Layout:
         of that level's branch is still to be drawn). The last one is the line's own level: for a
         branch or off-chain entry ``├`` (True) or ``└`` (False), for a chain entry ``│`` or
         nothing. ``[]`` at depth 0, for the START row and for an unknown or hidden id. O(levels)."""
-        k = self._k.get(entry_id, -1)
+        k = self._find(entry_id)
         if k < 0 or self._hidden[k]:
             return []
         depth, head, dpar = self._depth, self._head, self._dpar
@@ -161,14 +198,14 @@ class Layout:
         """Return how many durable children ``entry_id`` has drawn (for START: durable roots). O(1)."""
         if entry_id == START:
             return self._start_kids
-        k = self._k.get(entry_id)
-        return 0 if k is None else self._nk[k]
+        k = self._find(entry_id)
+        return 0 if k < 0 else self._nk[k]
 
     def drawn(self, entry_id: str) -> str | None:
         """Return the id drawn for ``entry_id`` (itself, or a hidden entry's nearest drawn
         ancestor: ``""`` if none), or ``None`` if unknown. O(1)."""
-        k = self._k.get(entry_id)
-        if k is None:
+        k = self._find(entry_id)
+        if k < 0:
             return None
         if not self._hidden[k]:
             return entry_id
@@ -180,7 +217,7 @@ class Layout:
         O(lines below the last insertion) once after an insertion above the end."""
         if entry_id == START:
             return 0 if self._lines and self._lines[0] < 0 else -1
-        k = self._k.get(entry_id, -1)
+        k = self._find(entry_id)
         if k < 0 or self._hidden[k]:
             return -1
         return self._position(k)
@@ -434,7 +471,7 @@ class Layout:
         n = len(ids)
         if not n or raw[0] or any(self._off) or any(self._hidden) or raw[1:] != ids[:-1]:
             return False
-        ks = list(self._k.values())  # 0 .. n-1: each id's log index, inserted in log order
+        ks = list(range(n)) if self._kd is None else list(self._kd.values())  # 0 .. n-1: each id's k
         self._dpar = [-1, *ks[:-1]]
         self._depth, self._mark = [0] * n, [ROOT] + [CONT] * (n - 1)
         self._nk, self._lastk = [1] * (n - 1) + [0], [*ks[1:], -1]

@@ -28,7 +28,7 @@ from ..session import Entry
 from .follow import main_thread_caller
 from .idle import Gate, quick_switches, when_idle
 from .layout import Layout
-from .tree import layout_of
+from .tree import layout_of, log_of
 from .views import PathState
 
 
@@ -88,9 +88,9 @@ class Prepared:
     thread that reads only those copies and that list of entries. The thread starts once the kernel
     has been idle a while and pauses between steps while a cell runs (:mod:`~durable_nb.widget.idle`):
     background work does not slow the next cell. ``layout`` is set when it is done (it stays ``None``
-    if laying out failed). ``entries``: the agent's log now."""
+    if laying out failed). ``entries``: the agent's log now (``distinct``: its ids are distinct)."""
 
-    def __init__(self, agent: Any, entries: list[Entry]) -> None:
+    def __init__(self, agent: Any, entries: list[Entry], distinct: bool = False) -> None:
         self.count = len(entries)
         self.last_id = entries[-1].id if entries else ""
         self.layout: Layout | None = None
@@ -109,7 +109,7 @@ class Prepared:
                     pause()
                     kept_tally(a, "session", entries)  # kept for the widget (what %durable status counted is reused)
                     pause()
-                    self.layout = layout_of(entries)
+                    self.layout = layout_of(entries, distinct=distinct)
             except Exception:  # noqa: BLE001 - the widget then lays it out itself, and reports any error
                 pass
 
@@ -155,10 +155,10 @@ def prepare(agent: Any) -> Prepared | None:
     k = kept(agent)
     if k.prepared is not None or any(w._hide is None and w.comm is not None for w in widgets_of(agent)):
         return None
-    entries = agent.entries()
+    entries, distinct = log_of(agent)
     if len(entries) < PREPARE_MIN:
         return None
-    p = k.prepared = Prepared(agent, entries)
+    p = k.prepared = Prepared(agent, entries, distinct)
     settle()  # the copies just made go to the oldest generation, so the next cell's collections skip them
     return p
 

@@ -24,7 +24,7 @@ from .chips import Chips
 from .encoding import tree_line
 from .follow import follow
 from .layout import Layout
-from .tree import extended, kind_filter, layout_of, leaf_shown, never_drawn, off_chain
+from .tree import extended, kind_filter, layout_of, leaf_shown, log_of, never_drawn, off_chain
 from .views import VIEW_LIMIT, Followed, at_shown_leaf, cost_text, past_fork, views_at
 
 MAX_LINES = 400  # lines one "lines" reply may carry
@@ -127,12 +127,12 @@ class SessionWidget(anywidget.AnyWidget):
         """Lay out the agent's whole log (or copy another open widget's layout of it) and start
         following its leaf. O(n): at C speed when copying, plus O(new entries)."""
         agent = self.agent
-        entries = agent.entries()
+        entries, distinct = log_of(agent)
         ready = preparation.take(agent, entries) if self._hide is None else None
         if ready is not None and ready.layout is not None:  # prepared ahead: add what was logged since
             self._layout = extended(ready.layout, entries[ready.count :])
         else:
-            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide)
+            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide, distinct)
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = session_tally(agent, entries)

@@ -66,10 +66,11 @@ def agent_layout(agent: Any, hide: Callable[[Entry], bool] | None = None) -> Lay
     return layout_of(agent.entries(), hide)
 
 
-def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None) -> Layout:
+def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None, distinct: bool = False) -> Layout:
     """Return the :class:`~durable_nb.widget.layout.Layout` of ``entries``, a log in append order
-    (``hide``: entries not drawn). O(n); the two rules per entry at C speed for a log of message
-    entries none ephemeral (:func:`off_chain` and :func:`never_drawn` are then False for each)."""
+    (``hide``: entries not drawn; ``distinct``: their ids are known distinct, see
+    :meth:`~durable_nb.widget.layout.Layout.build`). O(n); the two rules per entry at C speed for a
+    log of message entries none ephemeral (:func:`off_chain` and :func:`never_drawn` are then False)."""
     ids = [e.id for e in entries]
     parents = [e.parent_id for e in entries]
     n = len(entries)
@@ -79,7 +80,17 @@ def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None)
     else:
         off, never = [off_chain(e) for e in entries], [never_drawn(e) for e in entries]
     hidden = [x or hide(e) for x, e in zip(never, entries)] if hide is not None else never
-    return Layout.build(ids, parents, off, hidden, [e.created_at for e in entries])
+    return Layout.build(ids, parents, off, hidden, [e.created_at for e in entries], distinct)
+
+
+def log_of(agent: Any) -> tuple[list[Entry], bool]:
+    """Return ``agent``'s log (:meth:`~durable_nb.durable.Agent.entries`) and whether its ids are
+    distinct (the id index, counted first, holds as many: the log only grows, and an entry joins
+    it before its id joins the index). ``False`` for an agent without :meth:`id_count`. O(n) at C speed."""
+    count = getattr(agent, "id_count", None)
+    known = count() if count is not None else -1
+    entries = agent.entries()
+    return entries, known == len(entries)
 
 
 def kind_filter(hide: Iterable[str]) -> Callable[[Entry], bool] | None:

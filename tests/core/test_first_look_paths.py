@@ -8,14 +8,14 @@ import random
 import pytest
 from core_helpers import msg
 
-from durable_nb import ai, session
+from durable_nb import ai, durable, session
 from durable_nb.cost import tally
 from durable_nb.durable.active import ActivePath, _chain
 from durable_nb.kept import forget, kept_tally
 from durable_nb.notebook.render import counts
 from durable_nb.session import CompactionEntry, MessageEntry, entry_kind, latest_compaction, path, transcript_view
 from durable_nb.widget.layout import Layout
-from durable_nb.widget.tree import layout_of, never_drawn, off_chain
+from durable_nb.widget.tree import layout_of, log_of, never_drawn, off_chain
 
 
 def chain(n: int, first_parent: str = "") -> list[MessageEntry]:
@@ -129,3 +129,60 @@ def test_a_tally_of_message_entries_is_the_tally_of_their_messages():
     assert kept_tally(owner, "session", [*log, CompactionEntry(id="c", parent_id="e9")]) == tally(
         e.message for e in log
     )
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 200, 1500])
+def test_a_chain_laid_out_without_its_id_index_answers_as_the_walk(n):
+    log = chain(n)
+    lazy, slow = layout_of(log, distinct=True), general_layout(log)
+    ids = [e.id for e in log]
+    near = ids[-40:]
+    assert lazy._kd is None  # the index is not made for the layout...
+    assert lazy.ids(max(0, n - 40), n) == slow.ids(max(0, n - 40), n)
+    for i in near:  # ...nor for the lines near the leaf
+        assert lazy.info(i) == slow.info(i) and lazy.rails(i) == slow.rails(i)
+        assert lazy.position(i) == slow.position(i) and lazy.kids_of(i) == slow.kids_of(i)
+        assert lazy.drawn(i) == slow.drawn(i) and i in lazy
+    assert lazy._kd is None or n <= 40
+    assert lazy.kids_of("") == slow.kids_of("") and lazy.position("") == slow.position("")
+    assert ("nope" in lazy) is False and lazy.drawn("nope") is None and lazy.position("nope") == -1  # made here
+    with pytest.raises(KeyError):
+        lazy.info("nope")
+    assert lazy.__dict__ == slow.__dict__  # once made, the same layout
+    copied = layout_of(log, distinct=True).copy()
+    assert all(copied.position(i) == slow.position(i) for i in ids)
+    assert "nope" not in copied and copied.__dict__ == slow.__dict__
+
+
+@pytest.mark.parametrize("n", [3, 700])
+def test_a_chain_without_its_index_grows_as_the_walk(n):
+    log = chain(n)
+    lazy, slow = layout_of(log, distinct=True), general_layout(log)
+    rng = random.Random(n)
+    ids = [e.id for e in log]
+    for m in range(30):
+        parent = rng.choice([*ids, ""]) if m % 3 else ids[-1]
+        for lay in (lazy, slow):
+            lay.add(f"x{m}", parent, m % 5 == 0, False, "")
+        ids.append(f"x{m}")
+    lazy.add("e0", ids[-1])  # a duplicate id: the first entry keeps it
+    slow.add("e0", ids[-1])
+    assert lazy.lines == slow.lines and lazy.__dict__ == slow.__dict__
+    assert all(lazy.info(i) == slow.info(i) and lazy.rails(i) == slow.rails(i) for i in ids)
+
+
+def test_only_ids_known_distinct_skip_the_index():
+    log = [*chain(4), msg("e1", "e3")]  # one chain by its parents, with a repeated id
+    assert layout_of(log).lines == general_layout(log).lines == ["e0", "e1", "e2", "e3"]
+    agent = durable.Agent()
+    agent.run("hi").wait()
+    entries, distinct = log_of(agent)
+    assert distinct and entries == agent.entries() and agent.id_count() == len(entries)
+    agent._log.remember(entries[0])  # a repeated id (the general rule keeps the first)
+    assert log_of(agent) == (agent.entries(), False)
+    assert log_of(object.__new__(Stub))[1] is False
+
+
+class Stub:
+    def entries(self) -> list:
+        return []
