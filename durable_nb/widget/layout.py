@@ -42,15 +42,20 @@ lanes cost O(levels drawn), never O(its chain).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from array import array
+from collections.abc import Iterable, MutableSequence
 
 from ..session.rules import created_key, sort_siblings
+from .links import children as _children
+
+Ints = MutableSequence[int]  # a list, or an array("q") for a chain laid out without its id index (untracked by GC)
 
 START = ""  # the id of the START row drawn above several root-level entries
 MARKS = ("root", "cont", "branch", "eph")
 ROOT, CONT, BRANCH, EPH = range(4)
 RAIL_LEVELS = 16  # lanes given per line: the innermost ones (the page draws no deeper indent)
-NEAR_END = 512  # ids looked up among the last entries before the id index of a chain is made
+NEAR_END = 512  # ids looked up among the first and last entries before the id index of a chain is made
 
 
 class Layout:
@@ -65,17 +70,17 @@ class Layout:
         self._off: list[bool] = []
         self._hidden: list[bool] = []
         self._created: list[str] = []
-        self._dpar: list[int] = []  # drawn parent (-1: none); for a hidden entry, its nearest drawn ancestor
-        self._depth: list[int] = []
-        self._mark: list[int] = []
-        self._nk: list[int] = []  # durable drawn children
-        self._lastk: list[int] = []  # the last of them in sibling order (-1)
-        self._ne: list[int] = []  # off-chain drawn children
-        self._laste: list[int] = []
-        self._pos: list[int] = []  # line index (right where _lines[_pos[k]] == k)
-        self._head: list[int] = []  # the head of k's lane: k itself unless it continues a chain (CONT)
+        self._dpar: Ints = []  # drawn parent (-1: none); for a hidden entry, its nearest drawn ancestor
+        self._depth: Ints = []
+        self._mark: Ints = []
+        self._nk: Ints = []  # durable drawn children
+        self._lastk: Ints = []  # the last of them in sibling order (-1)
+        self._ne: Ints = []  # off-chain drawn children
+        self._laste: Ints = []
+        self._pos: Ints = []  # line index (right where _lines[_pos[k]] == k)
+        self._head: Ints = []  # the head of k's lane: k itself unless it continues a chain (CONT)
         self._last_top = -1  # the last branch under the START row (-1: no START row)
-        self._lines: list[int] = []  # log indexes in drawn order; -1 is the START row
+        self._lines: Ints = []  # log indexes in drawn order; -1 is the START row
         self._valid = 0  # _pos is right for every k in _lines[:_valid]
         self._start_kids = 0  # durable root-level entries (drawn under START when more than one)
         self.rev = 0
@@ -94,7 +99,8 @@ class Layout:
         """Return the layout of a whole log given as parallel lists, in log order. O(n). ``distinct``:
         the caller knows the ids are distinct; then a log that is one chain is laid out without its
         id index (a million ids: ~0.45 s), made when first needed (:attr:`_k`): a lookup of one of
-        the last :data:`NEAR_END` ids does without it, as the lines near the leaf do."""
+        the first or last :data:`NEAR_END` ids does without it (the lines near the leaf, the static
+        fallback's first and last lines)."""
         lay = cls()
         if distinct:
             lay._ids, lay._raw, lay._off, lay._hidden, lay._created = ids, parents, off, hidden, created
@@ -117,9 +123,11 @@ class Layout:
         return lay
 
     def copy(self) -> Layout:
-        """Return an independent copy (each list and the id index copied: O(n) at C speed)."""
+        """Return an independent copy (each list, array and the id index copied: O(n) at C speed)."""
         c = Layout.__new__(Layout)
-        c.__dict__.update({k: v.copy() if isinstance(v, (list, dict)) else v for k, v in self.__dict__.items()})
+        c.__dict__.update(
+            {k: copy.copy(v) if isinstance(v, (list, dict, array)) else v for k, v in self.__dict__.items()}
+        )
         return c
 
     def __len__(self) -> int:
@@ -134,14 +142,15 @@ class Layout:
 
     def _find(self, entry_id: object) -> int:
         """Return ``entry_id``'s log index k, ``-1`` if unknown. O(1); before a chain's index is made,
-        O(:data:`NEAR_END`) at C speed for one of the last ids (its k is its place in the log, the
-        ids distinct), else the index is made then."""
+        O(:data:`NEAR_END`) at C speed for one of the first or last ids (its k is its place in the
+        log, the ids distinct), else the index is made then."""
         if self._kd is None:
             ids = self._ids
-            try:
-                return ids.index(entry_id, max(0, len(ids) - NEAR_END))  # type: ignore[arg-type]
-            except ValueError:
-                pass
+            for lo, hi in ((max(0, len(ids) - NEAR_END), len(ids)), (0, NEAR_END)):
+                try:
+                    return ids.index(entry_id, lo, hi)  # type: ignore[arg-type]
+                except ValueError:
+                    pass
         return self._k.get(entry_id, -1)  # type: ignore[call-overload]
 
     def __contains__(self, entry_id: object) -> bool:
@@ -471,7 +480,17 @@ class Layout:
         n = len(ids)
         if not n or raw[0] or any(self._off) or any(self._hidden) or raw[1:] != ids[:-1]:
             return False
-        ks = list(range(n)) if self._kd is None else list(self._kd.values())  # 0 .. n-1: each id's k
+        if self._kd is None:  # arrays: no int object per entry, nothing for the collector to walk
+            ka = array("q", range(n))
+            self._dpar = array("q", [-1]) + ka[:-1]
+            self._depth, self._mark = array("q", bytes(8 * n)), array("q", [ROOT]) + array("q", [CONT]) * (n - 1)
+            self._nk, self._lastk = array("q", [1]) * (n - 1) + array("q", [0]), ka[1:] + array("q", [-1])
+            self._ne, self._laste = array("q", bytes(8 * n)), array("q", [-1]) * n
+            self._lines, self._pos, self._valid, self._head = ka, ka[:], n, array("q", bytes(8 * n))
+            self._start_kids, self._last_top = 1, -1
+            self._changed(0)
+            return True
+        ks = list(self._kd.values())  # 0 .. n-1: each id's log index, inserted in log order
         self._dpar = [-1, *ks[:-1]]
         self._depth, self._mark = [0] * n, [ROOT] + [CONT] * (n - 1)
         self._nk, self._lastk = [1] * (n - 1) + [0], [*ks[1:], -1]
@@ -480,32 +499,3 @@ class Layout:
         self._start_kids, self._last_top = 1, -1
         self._changed(0)
         return True
-
-
-def _children(
-    pidx: list[int], off: list[bool], hidden: list[bool] | None
-) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int]]:
-    """Return the drawn children of each entry as linked lists in log order (no list per entry):
-    ``(head of the durable ones, head of the off-chain ones, next sibling, durable count,
-    off-chain count, roots)`` by log index, from the drawn parents ``pidx`` (``hidden``: entries
-    left out, or ``None``). O(n)."""
-    n = len(pidx)
-    head_d, head_e, nxt, nk, ne = [-1] * n, [-1] * n, [-1] * n, [0] * n, [0] * n
-    roots: list[int] = []
-    for k in range(n - 1, -1, -1):  # heads filled from the end
-        p = pidx[k]
-        if p < 0 or p == k:
-            if not (hidden and hidden[k]):
-                roots.append(k)
-        elif hidden and hidden[k]:
-            continue
-        elif off[k]:
-            nxt[k] = head_e[p]
-            head_e[p] = k
-            ne[p] += 1
-        else:
-            nxt[k] = head_d[p]
-            head_d[p] = k
-            nk[p] += 1
-    roots.reverse()
-    return head_d, head_e, nxt, nk, ne, roots

@@ -1,0 +1,33 @@
+"""The drawn children of each entry of a tree of ids, as linked lists (no list per entry): what
+:meth:`~durable_nb.widget.layout.Layout._rebuild` walks. Pure: only log indexes."""
+
+from __future__ import annotations
+
+
+def children(
+    pidx: list[int], off: list[bool], hidden: list[bool] | None
+) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int]]:
+    """Return the drawn children of each entry as linked lists in log order (no list per entry):
+    ``(head of the durable ones, head of the off-chain ones, next sibling, durable count,
+    off-chain count, roots)`` by log index, from the drawn parents ``pidx`` (``hidden``: entries
+    left out, or ``None``). O(n)."""
+    n = len(pidx)
+    head_d, head_e, nxt, nk, ne = [-1] * n, [-1] * n, [-1] * n, [0] * n, [0] * n
+    roots: list[int] = []
+    for k in range(n - 1, -1, -1):  # heads filled from the end
+        p = pidx[k]
+        if p < 0 or p == k:
+            if not (hidden and hidden[k]):
+                roots.append(k)
+        elif hidden and hidden[k]:
+            continue
+        elif off[k]:
+            nxt[k] = head_e[p]
+            head_e[p] = k
+            ne[p] += 1
+        else:
+            nxt[k] = head_d[p]
+            head_d[p] = k
+            nk[p] += 1
+    roots.reverse()
+    return head_d, head_e, nxt, nk, ne, roots
