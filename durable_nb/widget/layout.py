@@ -48,6 +48,7 @@ from collections.abc import Iterable, MutableSequence
 
 from ..session.rules import created_key, sort_siblings
 from .links import children as _children
+from .links import drawn_parents
 
 Ints = MutableSequence[int]  # a list, or an array("q") for a chain laid out without its id index (untracked by GC)
 
@@ -141,9 +142,8 @@ class Layout:
         return self._kd
 
     def _find(self, entry_id: object) -> int:
-        """Return ``entry_id``'s log index k, ``-1`` if unknown. O(1); before a chain's index is made,
-        O(:data:`NEAR_END`) at C speed for one of the first or last ids (its k is its place in the
-        log, the ids distinct), else the index is made then."""
+        """Return ``entry_id``'s log index k, ``-1`` if unknown. O(1); before a chain's index is made, O(:data:`NEAR_END`)
+        at C speed for one of the first or last ids (k is its place in the log), else it is made then."""
         if self._kd is None:
             ids = self._ids
             for lo, hi in ((max(0, len(ids) - NEAR_END), len(ids)), (0, NEAR_END)):
@@ -266,29 +266,25 @@ class Layout:
     # -- adding ------------------------------------------------------------
 
     def add(
-        self, entry_id: str, parent_id: str, off_chain: bool = False, hidden: bool = False, created_at: str = ""
+        self,
+        entry_id: str,
+        parent_id: str,
+        off_chain: bool = False,
+        hidden: bool = False,
+        created_at: str = "",
+        fresh: bool = False,
     ) -> None:
         """Add one entry (in log order): ``off_chain`` hangs off its parent (an ephemeral message,
-        an aside), ``hidden`` is not drawn, ``created_at`` orders siblings. See the module doc for the cost."""
-        if entry_id in self._k or entry_id == START:
+        an aside), ``hidden`` is not drawn, ``created_at`` orders siblings; ``fresh``: the caller knows
+        its id is new (then a chain laid out without its id index still makes none for it). See the
+        module doc for the cost."""
+        if entry_id == START or ((self._kd is not None or not fresh) and entry_id in self._k):
             return  # a duplicate id: the first entry keeps it
         k = len(self._ids)
-        self._k[entry_id] = k
-        self._ids.append(entry_id)
-        self._raw.append(parent_id)
-        self._off.append(off_chain)
-        self._hidden.append(hidden)
-        self._created.append(created_at)
-        self._dpar.append(-1)
-        self._depth.append(0)
-        self._mark.append(ROOT)
-        self._nk.append(0)
-        self._lastk.append(-1)
-        self._ne.append(0)
-        self._laste.append(-1)
-        self._pos.append(-1)
-        self._head.append(k)
-        pk = self._k.get(parent_id, -1) if parent_id else -1
+        if self._kd is not None:
+            self._kd[entry_id] = k
+        self._grow(entry_id, parent_id, off_chain, hidden, created_at)
+        pk = self._find(parent_id) if parent_id else -1
         if parent_id and pk < 0:  # an orphan (or its parent comes later): lay out again
             return self._rebuild()
         dp = pk if pk < 0 or not self._hidden[pk] else self._dpar[pk]
@@ -344,6 +340,28 @@ class Layout:
         self._lastk[dp] = k
         self._changed(i)
 
+    def _grow(self, entry_id: str, parent_id: str, off_chain: bool, hidden: bool, created_at: str) -> None:
+        """Append entry k = len(ids) to every per-entry list, as a root not yet placed. O(1)."""
+        k = len(self._ids)
+        self._ids.append(entry_id)
+        self._raw.append(parent_id)
+        self._off.append(off_chain)
+        self._hidden.append(hidden)
+        self._created.append(created_at)
+        ints = (
+            self._dpar,
+            self._depth,
+            self._mark,
+            self._nk,
+            self._lastk,
+            self._ne,
+            self._laste,
+            self._pos,
+            self._head,
+        )
+        for ys, y in zip(ints, (-1, 0, ROOT, 0, -1, 0, -1, -1, k)):
+            ys.append(y)
+
     def _to_branch(self, only: int, end: int, was: int) -> None:
         """Make ``only`` (its parent's only durable child so far) a branch: its subtree (its line up
         to line ``end``) moves one level in, and its chain (lane head ``was``) starts a lane of its
@@ -366,21 +384,6 @@ class Layout:
         self._pos[k] = at
         self._changed(at)
 
-    def _drawn_parents(self) -> list[int]:
-        """Return each entry's drawn parent by log index: ``-1`` for none (root-level), ``-2`` for an
-        unknown one (an orphan); a hidden entry's children hang off its nearest drawn ancestor. O(n)."""
-        get, hidden = self._k.get, self._hidden
-        pidx = [get(p, -2) if p else -1 for p in self._raw]
-        if any(hidden):  # a hidden entry stands for its nearest drawn ancestor
-            for k in range(len(pidx)):
-                pk = pidx[k]
-                chain = {k}
-                while pk >= 0 and hidden[pk] and pk not in chain:
-                    chain.add(pk)
-                    pk = pidx[pk]
-                pidx[k] = -1 if pk >= 0 and hidden[pk] else pk
-        return pidx
-
     def _rebuild(self) -> None:
         """Lay the whole tree out again from the entries added so far. O(n), a few list operations
         per entry (a chain, the common shape, takes the shortest path through the walk; a log that
@@ -389,7 +392,7 @@ class Layout:
             return
         off, hidden = self._off, self._hidden
         n = len(self._ids)
-        pidx = self._drawn_parents()
+        pidx = drawn_parents(self._raw, self._k, self._hidden)
         any_hidden = any(hidden)
         head_d, head_e, nxt, nk, ne, roots = _children(pidx, off, hidden if any_hidden else None)
         when = self._created.__getitem__

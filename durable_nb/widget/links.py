@@ -1,7 +1,24 @@
-"""The drawn children of each entry of a tree of ids, as linked lists (no list per entry): what
-:meth:`~durable_nb.widget.layout.Layout._rebuild` walks. Pure: only log indexes."""
+"""The drawn parent and the drawn children of each entry of a tree of ids (the children as linked
+lists, no list per entry): what :meth:`~durable_nb.widget.layout.Layout._rebuild` walks. Pure."""
 
 from __future__ import annotations
+
+
+def drawn_parents(raw: list[str], index: dict[str, int], hidden: list[bool]) -> list[int]:
+    """Return each entry's drawn parent by log index, from its parent ids ``raw`` and the id index:
+    ``-1`` for none (root-level), ``-2`` for an unknown one (an orphan); a hidden entry's children
+    hang off its nearest drawn ancestor. O(n)."""
+    get = index.get
+    pidx = [get(p, -2) if p else -1 for p in raw]
+    if any(hidden):  # a hidden entry stands for its nearest drawn ancestor
+        for k in range(len(pidx)):
+            pk = pidx[k]
+            chain = {k}
+            while pk >= 0 and hidden[pk] and pk not in chain:
+                chain.add(pk)
+                pk = pidx[pk]
+            pidx[k] = -1 if pk >= 0 and hidden[pk] else pk
+    return pidx
 
 
 def children(

@@ -200,7 +200,10 @@ class SessionWidget(anywidget.AnyWidget):
         Cost: see :mod:`durable_nb.widget` (O(new entries + view_limit) for a turn).
         """
         agent = self.agent
+        count = getattr(agent, "id_count", None)
+        known = count() if count is not None else -1  # before the copy (see tree.log_of)
         tail = agent.entries(max(0, self._count - 1))
+        fresh = known == max(0, self._count - 1) + len(tail)  # no id repeats in the log: each new one is new
         with self.hold_sync():
             if self._count and (not tail or tail[0].id != self._last_id):
                 self._start()
@@ -210,9 +213,8 @@ class SessionWidget(anywidget.AnyWidget):
                 hide = self._hide
                 chipped = []  # entries a new verdict or annotation is about: their lines change
                 for e in new:
-                    self._layout.add(
-                        e.id, e.parent_id, off_chain(e), never_drawn(e) or (hide is not None and hide(e)), e.created_at
-                    )
+                    unseen = never_drawn(e) or (hide is not None and hide(e))
+                    self._layout.add(e.id, e.parent_id, off_chain(e), unseen, e.created_at, fresh)
                     target = self._chips.add(e)
                     if target is not None:
                         chipped.append(target)

@@ -196,3 +196,26 @@ def test_only_ids_known_distinct_skip_the_index():
 class Stub:
     def entries(self) -> list:
         return []
+
+
+@pytest.mark.parametrize("n", [3, 1500])
+def test_fresh_ids_added_to_a_chain_without_its_index_make_none(n):
+    log = chain(n)
+    lazy, slow = layout_of(log, distinct=True), general_layout(log)
+    rng = random.Random(n)
+    ids = [e.id for e in log]
+    for m in range(30):
+        parent = rng.choice(ids[-20:]) if m % 4 else ids[-1]
+        for lay in (lazy, slow):
+            lay.add(f"x{m}", parent, m % 7 == 3, False, "", fresh=True)
+        ids.append(f"x{m}")
+    assert lazy.lines == slow.lines
+    assert all(lazy.info(i) == slow.info(i) and lazy.rails(i) == slow.rails(i) for i in ids[-60:])
+    kept_lazy = lazy._kd is None
+    far, slow_far = layout_of(log, distinct=True), general_layout(log)
+    for lay in (far, slow_far):  # a parent far from both ends: the index is made then, "y" in it
+        lay.add("y", log[n // 2].id, fresh=True)
+    assert (far._kd is not None) == (n > 1024) and "y" in far and far.position("y") == slow_far.position("y")
+    assert far.lines == slow_far.lines and "nope" not in far and plain(far) == plain(slow_far)
+    assert n < 1024 or kept_lazy  # children near the leaf make no index
+    assert "nope" not in lazy and plain(lazy) == plain(slow)
