@@ -104,8 +104,7 @@ class Layout:
         fallback's first and last lines)."""
         lay = cls()
         if distinct:
-            lay._ids, lay._raw, lay._off, lay._hidden, lay._created = ids, parents, off, hidden, created
-            lay._kd = None
+            lay._ids, lay._raw, lay._off, lay._hidden, lay._created, lay._kd = ids, parents, off, hidden, created, None
             if lay._rebuild_chain():
                 lay.take_changes()
                 return lay
@@ -283,7 +282,7 @@ class Layout:
         k = len(self._ids)
         if self._kd is not None:
             self._kd[entry_id] = k
-        self._grow(entry_id, parent_id, off_chain, hidden, created_at)
+        self._grow(k, entry_id, parent_id, off_chain, hidden, created_at)
         pk = self._find(parent_id) if parent_id else -1
         if parent_id and pk < 0:  # an orphan (or its parent comes later): lay out again
             return self._rebuild()
@@ -340,9 +339,8 @@ class Layout:
         self._lastk[dp] = k
         self._changed(i)
 
-    def _grow(self, entry_id: str, parent_id: str, off_chain: bool, hidden: bool, created_at: str) -> None:
-        """Append entry k = len(ids) to every per-entry list, as a root not yet placed. O(1)."""
-        k = len(self._ids)
+    def _grow(self, k: int, entry_id: str, parent_id: str, off_chain: bool, hidden: bool, created_at: str) -> None:
+        """Append entry ``k`` (``len(ids)``) to every per-entry list, as a root not yet placed. O(1)."""
         self._ids.append(entry_id)
         self._raw.append(parent_id)
         self._off.append(off_chain)
@@ -490,15 +488,13 @@ class Layout:
             self._nk, self._lastk = array("q", [1]) * (n - 1) + array("q", [0]), ka[1:] + array("q", [-1])
             self._ne, self._laste = array("q", bytes(8 * n)), array("q", [-1]) * n
             self._lines, self._pos, self._valid, self._head = ka, ka[:], n, array("q", bytes(8 * n))
-            self._start_kids, self._last_top = 1, -1
-            self._changed(0)
-            return True
-        ks = list(self._kd.values())  # 0 .. n-1: each id's log index, inserted in log order
-        self._dpar = [-1, *ks[:-1]]
-        self._depth, self._mark = [0] * n, [ROOT] + [CONT] * (n - 1)
-        self._nk, self._lastk = [1] * (n - 1) + [0], [*ks[1:], -1]
-        self._ne, self._laste = [0] * n, [-1] * n
-        self._lines, self._pos, self._valid, self._head = ks, ks.copy(), n, [0] * n
+        else:
+            ks = list(self._kd.values())  # 0 .. n-1: each id's log index, inserted in log order
+            self._dpar = [-1, *ks[:-1]]
+            self._depth, self._mark = [0] * n, [ROOT] + [CONT] * (n - 1)
+            self._nk, self._lastk = [1] * (n - 1) + [0], [*ks[1:], -1]
+            self._ne, self._laste = [0] * n, [-1] * n
+            self._lines, self._pos, self._valid, self._head = ks, ks.copy(), n, [0] * n
         self._start_kids, self._last_top = 1, -1
         self._changed(0)
         return True

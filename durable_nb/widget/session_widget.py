@@ -200,10 +200,7 @@ class SessionWidget(anywidget.AnyWidget):
         Cost: see :mod:`durable_nb.widget` (O(new entries + view_limit) for a turn).
         """
         agent = self.agent
-        count = getattr(agent, "id_count", None)
-        known = count() if count is not None else -1  # before the copy (see tree.log_of)
-        tail = agent.entries(max(0, self._count - 1))
-        fresh = known == max(0, self._count - 1) + len(tail)  # no id repeats in the log: each new one is new
+        tail, fresh = log_of(agent, max(0, self._count - 1))  # fresh: no id repeats, each new one is new
         with self.hold_sync():
             if self._count and (not tail or tail[0].id != self._last_id):
                 self._start()

@@ -83,14 +83,15 @@ def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None,
     return Layout.build(ids, parents, off, hidden, [e.created_at for e in entries], distinct)
 
 
-def log_of(agent: Any) -> tuple[list[Entry], bool]:
-    """Return ``agent``'s log (:meth:`~durable_nb.durable.Agent.entries`) and whether its ids are
-    distinct (the id index, counted first, holds as many: the log only grows, and an entry joins
-    it before its id joins the index). ``False`` for an agent without :meth:`id_count`. O(n) at C speed."""
+def log_of(agent: Any, start: int = 0) -> tuple[list[Entry], bool]:
+    """Return ``agent``'s log from entry ``start`` (:meth:`~durable_nb.durable.Agent.entries`) and whether
+    the whole log's ids are distinct (the id index, counted first, holds as many: the log only grows,
+    and an entry joins it before its id joins the index). ``False`` for an agent without
+    :meth:`id_count`. O(n - start) at C speed."""
     count = getattr(agent, "id_count", None)
     known = count() if count is not None else -1
-    entries = agent.entries()
-    return entries, known == len(entries)
+    entries = agent.entries(start)
+    return entries, known == start + len(entries)
 
 
 def kind_filter(hide: Iterable[str]) -> Callable[[Entry], bool] | None:

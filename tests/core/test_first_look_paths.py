@@ -194,7 +194,7 @@ def test_only_ids_known_distinct_skip_the_index():
 
 
 class Stub:
-    def entries(self) -> list:
+    def entries(self, start: int = 0) -> list:
         return []
 
 
