@@ -1,13 +1,17 @@
 """What the first turn after an open would pay once, paid by the open instead (#32: the first turn
 after opening a long session costs about what a turn on a short one does).
 
-:func:`imports` runs before the log is read, :func:`settle` after the open has computed its first look
-and after the widget's preparation has copied it (:func:`durable_nb.widget.preparation.prepare`).
+:func:`imports` runs before the log is read, :func:`~durable_nb.collector.settle` after the open has
+computed its first look and after the widget's preparation has copied it
+(:func:`durable_nb.widget.preparation.prepare`); it lives in :mod:`durable_nb.collector` and stays
+importable from here.
 """
 
 from __future__ import annotations
 
-import gc
+from ..collector import settle
+
+__all__ = ["imports", "settle"]
 
 
 def imports() -> None:
@@ -19,12 +23,3 @@ def imports() -> None:
 
     check_settings({})
     markdown_html("")
-
-
-def settle() -> None:
-    """Collect the two young generations, so the containers the open just made (the log's entry lists,
-    the active path, its model view: a few lists of n items) move to the oldest one, which only full
-    collections walk (rare: Python waits until the survivors grow by a quarter). Left young, each young
-    collection of the first turn walks them again (~60 ms at 1M entries, twice in a turn). Cost: one
-    walk of what is young, ~60 ms at 1M, ~0 for a short session."""
-    gc.collect(1)

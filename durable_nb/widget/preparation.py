@@ -22,8 +22,8 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
+from ..collector import settle
 from ..kept import kept, kept_tally
-from ..notebook.ahead import settle
 from ..session import Entry
 from .follow import main_thread_caller
 from .idle import Gate, quick_switches, when_idle
@@ -149,7 +149,7 @@ def prepare(agent: Any) -> Prepared | None:
     :data:`PREPARE_MIN` (a widget lays it out at once), a preparation not yet taken, or an open
     widget of ``agent`` that a new one copies its layout from. Cost here: O(depth) at C speed
     with the agent's caches warm, and a collection of the young generations
-    (:func:`~durable_nb.notebook.ahead.settle`: ~60 ms at 1M entries); the layout's O(n) runs in the
+    (:func:`~durable_nb.collector.settle`: ~60 ms at 1M entries); the layout's O(n) runs in the
     thread (a widget made meanwhile waits for it).
     """
     k = kept(agent)
