@@ -1,6 +1,9 @@
 """Inspect AI eval logs (``.eval``, or Inspect's ``.json``): each sample a branch of one read-only session.
 
-Read with inspect_ai's own ``read_eval_log`` (the ``inspect`` extra). Mapping:
+A finished ``.eval`` of format version 2 is read straight from its zip
+(:mod:`.inspect_zip`: msgspec, no inspect_ai, the samples' events skipped);
+any other log with inspect_ai's own ``read_eval_log`` (the ``inspect``
+extra), which migrates older formats. Mapping:
 
 - the eval (task, model, status, created, the results' metrics) → custom
   ``inspect.eval``, the root;
@@ -72,10 +75,14 @@ def _format_version(p: Path) -> int | None:
 
 def load(p: Path) -> Loaded:
     """Return the log's samples as branches of one session (see the module doc). Raises
-    :class:`DurableError` in one line without inspect_ai, for a newer log format, or a file Inspect cannot
-    read. Cost: inspect_ai's read of the log but the samples' events (a transcript of every model call,
-    each with its input: what a long sample's size grows with), which the entries never use; memory: every
-    sample."""
+    :class:`DurableError` in one line without inspect_ai (for a log :mod:`.inspect_zip` leaves to it),
+    for a newer log format, or a file Inspect cannot read. Cost: one msgspec pass over the samples' JSON
+    (inspect_ai's read, the events excluded, when it reads); memory: the samples' messages."""
+    from . import inspect_zip
+
+    direct = inspect_zip.read(p)
+    if direct is not None:
+        return _loaded(p, direct)
     try:
         from inspect_ai.log import EvalLog, read_eval_log
     except ImportError:
