@@ -54,6 +54,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import import_fixtures  # type: ignore[import-not-found]  # this folder: the llm and Inspect logs
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "importers" / "fixtures"
 FIXTURE = {
@@ -61,13 +63,17 @@ FIXTURE = {
     "codex": FIXTURES / "localpush-rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
     "pi": FIXTURES / "pi-mono-v1-before-compaction-prefix.jsonl",
 }
+OTHER = ("llm", "inspect")  # written by import_fixtures.py, sized in entries
 _IDS = re.compile(r'"((?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})|(?:toolu_|msg_)[A-Za-z0-9]+)"')
 _CALL_IDS = re.compile(r'"((?:call_|toolu_)[A-Za-z0-9]{8,})"')  # an id, not the "call_id" key
 
 CHILD = r"""
 import gc, json, resource, sys, time, tracemalloc
 from pathlib import Path
-mode, path, trace = sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "trace"
+mode, path, trace, fmt = sys.argv[1], Path(sys.argv[2]), sys.argv[3] == "trace", sys.argv[4]
+if mode == "floor" and fmt in ("llm", "inspect"):
+    sys.path.insert(0, sys.argv[5])
+    import import_fixtures
 import durable_nb.importers
 def rss():
     with open("/proc/self/statm") as f:
@@ -77,7 +83,11 @@ base = rss()
 if trace:
     tracemalloc.start()
 t, c = time.perf_counter(), time.process_time()
-if mode == "floor":
+if mode == "floor" and fmt == "llm":
+    n = import_fixtures.llm_floor(path)
+elif mode == "floor" and fmt == "inspect":
+    n = import_fixtures.inspect_floor(path)
+elif mode == "floor":
     out = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
     n = len(out)
 elif mode == "msgspec":
@@ -89,11 +99,13 @@ elif mode == "msgspec":
     gc.enable()
     n = len(out)
 else:
-    imp = durable_nb.importers.open_session(path)
+    cid = path.with_suffix(".id").read_text() if fmt == "llm" else None
+    imp = durable_nb.importers.open_session(path, cid)
     n = len(imp.agent.entries())
     msgs = len(imp.agent.messages())
 took, cpu = time.perf_counter() - t, time.process_time() - c
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+with open("/proc/self/status") as f:  # this process's high-water mark (ru_maxrss starts at the parent's)
+    peak = next(int(x.split()[1]) * 1024 for x in f if x.startswith("VmHWM:"))
 kept, traced = tracemalloc.get_traced_memory() if trace else (0, 0)
 print(json.dumps({"seconds": took, "cpu": cpu, "peak_over_base": peak - base, "base": base, "items": n,
                   "traced_peak": traced, "traced_kept": kept}))
@@ -139,11 +151,11 @@ def _write_body_repeats(path: Path, mb: float, fixture: Path) -> int:
     return path.stat().st_size
 
 
-def measure(mode: str, path: Path, code: Path = ROOT, trace: bool = False) -> dict:
+def measure(mode: str, path: Path, code: Path = ROOT, trace: bool = False, fmt: str = "") -> dict:
     """Run one measurement in a fresh child importing ``durable_nb`` from ``code``; with ``trace``,
     under tracemalloc (slower: its times are not used), reporting the traced peak and what stays."""
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, str(path), "trace" if trace else "-"],
+        [sys.executable, "-c", CHILD, mode, str(path), "trace" if trace else "-", fmt, str(ROOT / "benchmarks")],
         capture_output=True,
         text=True,
         check=True,
@@ -155,8 +167,9 @@ def measure(mode: str, path: Path, code: Path = ROOT, trace: bool = False) -> di
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--format", choices=[*FIXTURE, "all"], default="claude_code")
+    ap.add_argument("--format", choices=[*FIXTURE, *OTHER, "all"], default="claude_code")
     ap.add_argument("--mb", type=float, default=100.0)
+    ap.add_argument("--entries", type=int, default=100_000, help="llm and inspect: about this many entries")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument(
         "--code",
@@ -168,38 +181,54 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="write the results here instead of benchmarks/import_bench.json")
     args = ap.parse_args()
     codes = dict(c.split("=", 1) for c in args.code) if args.code else {"": str(ROOT)}
-    for fmt in FIXTURE if args.format == "all" else [args.format]:
-        run(fmt, args.mb, args.repeat, {k: Path(v) for k, v in codes.items()}, args.trace, args.out)
+    for fmt in [*FIXTURE, *OTHER] if args.format == "all" else [args.format]:
+        size = args.entries if fmt in OTHER else args.mb
+        run(fmt, size, args.repeat, {k: Path(v) for k, v in codes.items()}, args.trace, args.out)
+
+
+def write_any(fmt: str, tmp: Path, size: float) -> tuple[Path, int]:
+    """Write the format's log of ``size`` (MB, or entries for llm and inspect) into ``tmp``; return it and the
+    size peaks are measured against (the file; for an ``.eval`` the JSON inside, as its zip compresses ~25x)."""
+    if fmt == "llm":
+        path = tmp / f"llm-{size:g}.db"
+        return path, import_fixtures.write_llm(path, int(size))
+    if fmt == "inspect":
+        path = tmp / f"inspect-{size:g}.eval"
+        return path, import_fixtures.write_inspect(path, int(size))[1]
+    path = tmp / f"{fmt}-{size:g}mb.jsonl"
+    return path, write_log(path, size, fmt)
 
 
 def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, out: Path | None) -> None:
     """Measure one format for each checkout in ``codes``; print a line each and store the results."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"{fmt}-{mb:g}mb.jsonl"
-        size = write_log(path, mb, fmt)
-        modes = ["floor", "msgspec", *(f"open_session:{label}" for label in codes)]
+        path, size = write_any(fmt, Path(tmp), mb)
+        first = ["floor"] if fmt in OTHER else ["floor", "msgspec"]
+        modes = [*first, *(f"open_session:{label}" for label in codes)]
         runs: dict[str, list[dict]] = {m: [] for m in modes}
         load = [os.getloadavg()[0]]
         for _ in range(repeat):  # interleaved, so a busy moment hits all
             for mode in modes:
                 kind, _, label = mode.partition(":")
-                runs[mode].append(measure(kind, path, codes[label] if label in codes else ROOT))
+                runs[mode].append(measure(kind, path, codes[label] if label in codes else ROOT, fmt=fmt))
             load.append(os.getloadavg()[0])
         traced = {}
         if trace:
             for mode in modes:
                 kind, _, label = mode.partition(":")
-                traced[mode] = measure(kind, path, codes[label] if label in codes else ROOT, trace=True)
+                traced[mode] = measure(kind, path, codes[label] if label in codes else ROOT, trace=True, fmt=fmt)
+        file_size = path.stat().st_size
     floor = min(runs["floor"], key=lambda x: x["seconds"])
     floor_cpu = min(x["cpu"] for x in runs["floor"])
-    msgspec_cpu = min(x["cpu"] for x in runs["msgspec"])
+    msgspec_cpu = min(x["cpu"] for x in runs.get("msgspec", runs["floor"]))
     results = {}
-    for mode in modes[2:]:
+    for mode in modes[len(first) :]:
         label = mode.partition(":")[2]
         best = min(runs[mode], key=lambda x: x["seconds"])
         cpu = min(x["cpu"] for x in runs[mode])
         result = {
-            "file_mb": round(size / 1e6, 1),
+            "file_mb": round(file_size / 1e6, 1),
+            "measured_against_mb": round(size / 1e6, 1),
             "lines": floor["items"],
             "entries": best["items"],
             "floor_s": round(floor["seconds"], 3),
@@ -210,7 +239,9 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
             "x_floor_cpu": round(cpu / floor_cpu, 2),
             "msgspec_cpu_s": round(msgspec_cpu, 3),
             "x_msgspec_cpu": round(cpu / msgspec_cpu, 2),
-            "msgspec_peak_x_file": round(max(x["peak_over_base"] for x in runs["msgspec"]) / size, 2),
+            "msgspec_peak_x_file": round(
+                max(x["peak_over_base"] for x in runs.get("msgspec", runs["floor"])) / size, 2
+            ),
             "floor_peak_x_file": round(max(x["peak_over_base"] for x in runs["floor"]) / size, 2),
             "open_session_peak_x_file": round(max(x["peak_over_base"] for x in runs[mode]) / size, 2),
             "child_base_mb": round(best["base"] / 1e6, 1),
@@ -234,7 +265,7 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
         )
     target = out or ROOT / "benchmarks" / "import_bench.json"
     stored = json.loads(target.read_text()) if target.exists() else {}
-    stored = stored if set(stored) <= set(FIXTURE) else {"claude_code": stored}  # the file once held one result
+    stored = stored if set(stored) <= {*FIXTURE, *OTHER} else {"claude_code": stored}  # the file once held one result
     stored[fmt] = results[""] if list(results) == [""] else results
     target.write_text(json.dumps(stored, indent=2) + "\n")
 
