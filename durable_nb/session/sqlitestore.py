@@ -196,8 +196,9 @@ class SqliteStore:
         Python string per row) that msgspec decodes in one pass; chunks keep
         the buffers small enough to be reused (a whole session's would be
         fresh memory, and over SQLite's 1 GB value limit past ~1.5M entries).
-        Only when that is refused (a row that is not JSON text of an
-        entry) are the rows read one by one, to name the bad one.
+        The order of a join is checked, not assumed (see :data:`_JOINED`).
+        Only when a chunk is refused (a row that is not JSON text of an
+        entry, or out of order) are the rows read one by one, to name the bad one.
         """
         check_session_id(id)
         with self._errors(f"load session {id!r}"), self._lock:
@@ -219,23 +220,29 @@ class SqliteStore:
 
     def _joined(self, id: str) -> list[Entry] | None:
         """Return session ``id``'s entries read :data:`CHUNK` rows at a time as joined lines (inside the
-        caller's read transaction), or ``None`` when a chunk is refused: a body that is not text, lines that
-        do not decode to one entry per row, or a chunk too big for one SQLite value."""
+        caller's read transaction), or ``None`` when a chunk is refused: a body that is not text, bodies
+        joined out of rowid order, lines that do not decode to one entry per row, or a chunk too big for
+        one SQLite value. Two queries a chunk: its last rowid (an index walk), then its rows joined."""
         out: list[Entry] = []
         after = 0
         while True:
+            last = self._db.execute(_LAST, (id, after, CHUNK - 1)).fetchone()
+            upto = _NO_ROWID if last is None else last[0]
             try:
-                count, other, joined, after = self._db.execute(_JOINED, (id, after, CHUNK)).fetchone()
+                count, other, joined, rowids = self._db.execute(_JOINED, (id, after, upto)).fetchone()
             except sqlite3.DataError:  # SQLITE_TOOBIG: bodies too long to join
                 return None
             if not count:
                 return out
-            some = None if other else decode_lines(joined)
+            if other or not _ascending(rowids, count):
+                return None
+            some = decode_lines(joined)
             if some is None or len(some) != count:
                 return None
             out += some
-            if count < CHUNK:
+            if last is None:
                 return out
+            after = upto
 
     def append_entries(self, id: str, entries: Sequence[Entry]) -> None:
         """Append entries in one transaction (all or nothing).
@@ -364,13 +371,23 @@ class SqliteStore:
 CHUNK = 2_000
 """Rows joined per query by :meth:`SqliteStore.load_entries` (~1.3 MB of bodies here: still in cache when decoded, and reused)."""
 
-# The bodies of a session's next rows after a rowid, in rowid order, as one byte string of lines; the
-# count; the rows whose body is not text; the last rowid. A sorted, limited subquery under an aggregate
-# is not flattened: group_concat sees rowid order.
+_NO_ROWID = 2**63 - 1  # above every rowid: the last chunk's bound
+# The rowid ending a session's next chunk: its CHUNK-th row after a rowid (LIMIT and OFFSET follow ORDER BY).
+_LAST = "SELECT rowid FROM entries WHERE session = ? AND rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?"
+# A chunk's rows: their count, how many bodies are not text, the bodies as one byte string of lines, their
+# rowids. The order of a group_concat is arbitrary in SQLite's documentation (an ORDER BY inside it needs
+# 3.44; Python's sqlite3 here is 3.40): the rowids are joined in the same pass as the bodies (one step of
+# both aggregates a row), so the bodies are in rowid order exactly when the rowids ascend (:func:`_ascending`).
 _JOINED = (
-    "SELECT count(*), total(typeof(body) != 'text'), CAST(group_concat(body, char(10)) AS BLOB), max(r)"
-    " FROM (SELECT rowid AS r, body FROM entries WHERE session = ? AND rowid > ? ORDER BY rowid LIMIT ?)"
+    "SELECT count(*), total(typeof(body) != 'text'), CAST(group_concat(body, char(10)) AS BLOB), group_concat(rowid)"
+    " FROM entries WHERE session = ? AND rowid > ? AND rowid <= ?"
 )
+
+
+def _ascending(rowids: str, count: int) -> bool:
+    """Return whether ``rowids`` (``count`` integers joined by commas) ascend. O(count)."""
+    r = list(map(int, rowids.split(",")))
+    return len(r) == count and r == sorted(r)
 
 
 class _Transaction:
