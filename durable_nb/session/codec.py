@@ -480,7 +480,7 @@ def _decode_all(buf: bytes | memoryview, one_pass: bool) -> list[Entry] | None:
         if some is None:
             return None
         entries = some
-    if _settle(entries, prev) is None:
+    if settle(entries, prev) is None:
         return None
     out += entries
     return out
@@ -491,7 +491,7 @@ _CHUNK = 1 << 18
 
 def _in_chunks(view: memoryview, out: list[Entry], one_pass: bool) -> tuple[int, str | None]:
     """Decode ``view``'s lines, ~256 KB of lines at a time, into ``out``, each chunk settled
-    (:func:`_settle`) before the next is decoded: strictly, or else in one pass with its custom entries
+    (:func:`settle`) before the next is decoded: strictly, or else in one pass with its custom entries
     decoded by their kind's class (:func:`~durable_nb.session.kindlines.typed_lines`: a chunk full of
     one kind), or else (not ``one_pass``) by runs of lines (:func:`_by_runs`). Stops at the first chunk
     none of these takes (a line that does not decode, an object over lines cut by the chunk's end)
@@ -508,7 +508,7 @@ def _in_chunks(view: memoryview, out: list[Entry], one_pass: bool) -> tuple[int,
         part = _chunk(view[pos:end], one_pass)
         if part is None:
             return pos, prev
-        got = _settle(part, prev)
+        got = settle(part, prev)
         if got is None:
             return pos, None
         out += part
@@ -517,12 +517,32 @@ def _in_chunks(view: memoryview, out: list[Entry], one_pass: bool) -> tuple[int,
 
 
 def _chunk(chunk: memoryview, one_pass: bool) -> list[Entry] | None:
+    part = strict_chunk(chunk)
+    if part is not None:
+        return part
+    part = typed_lines(chunk)
+    return _by_runs(bytes(chunk)) if part is None and not one_pass else part
+
+
+def strict_chunk(chunk: memoryview) -> list[Entry] | None:
+    """Return the entries of whole lines in one strict msgspec pass (not settled: see :func:`settle`),
+    or ``None`` when some line is more than the strict layout (or not an entry). O(size)."""
     try:
         return cast("list[Entry]", _decode_lines(chunk))
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
-        pass
+        return None
+
+
+def lenient_chunk(chunk: memoryview, spelled: bool) -> list[Entry] | None:
+    """Return the entries of whole lines the strict pass refused, as :func:`decode_lines` reads them
+    (not settled): in one pass with their custom entries decoded by their kind's class, else by runs
+    of lines, each line the strict types refuse on the general path; every line on the general path
+    when ``spelled`` (a line spells :data:`~durable_nb.ai.EXTRA`). ``None`` when a line does not
+    decode. O(size)."""
+    if spelled:
+        return _line_by_line(bytes(chunk), strict=False)
     part = typed_lines(chunk)
-    return _by_runs(bytes(chunk)) if part is None and not one_pass else part
+    return _by_runs(bytes(chunk)) if part is None else part
 
 
 def _line_end(view: memoryview, at: int, n: int) -> int:
@@ -535,7 +555,7 @@ def _line_end(view: memoryview, at: int, n: int) -> int:
     return n
 
 
-def _settle(entries: list[Entry], prev: str) -> str | None:
+def settle(entries: list[Entry], prev: str) -> str | None:
     """Finish decoded entries in place: custom ones become their registered class, message content
     lists leave the cyclic GC's walks (:data:`~durable_nb.session.compact.untrack`), a probe of
     :func:`~durable_nb.session.kindlines.typed_lines` becomes its kind's entry, and repeated

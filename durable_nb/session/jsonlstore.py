@@ -37,6 +37,7 @@ from ..errors import CorruptLog, LogChanged, SessionExists, SessionNotFound, Sto
 from .codec import DecodeError, decode, decode_lines, encode_line
 from .entry import Entry, now
 from .lock import exclusive
+from .logstream import stream_entries
 from .regular import open_regular
 from .rules import is_legacy_meta, legacy_meta_warning
 from .search import Hit, scan
@@ -150,18 +151,6 @@ class JsonlStore:
             raise
         os.close(fd)
 
-    def _read(self, id: str) -> tuple[Path, bytes]:
-        f = self.file(id)
-        try:
-            fd = open_regular(f)
-        except FileNotFoundError:
-            raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fd)
-            data = fh.read()
-        self._seen[id] = (st.st_dev, st.st_ino, len(data))
-        return f, data
-
     def load_session(self, id: str) -> SessionRecord:
         """Return the record from the ``session_init`` line. Reads only that line."""
         f = self.file(id)
@@ -190,7 +179,22 @@ class JsonlStore:
         names the session and their count. Cost: one read of the file and one
         JSON parse, O(size); the cyclic garbage collector is paused meanwhile.
         """
-        f, data = self._read(id)
+        f = self.file(id)
+        try:
+            fd = open_regular(f)
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {id!r} in {self.root} (no file {f.name})") from None
+        with os.fdopen(fd, "rb", buffering=0) as fh:
+            st = os.fstat(fd)
+            got = None
+            if st.st_size and os.pread(fd, 1, st.st_size - 1) == b"\n":  # else a torn tail: the general path
+                got = stream_entries(fd, lambda first: _record(f, first), may_carry_legacy_meta)
+            if got is not None:
+                self._seen[id] = (st.st_dev, st.st_ino, got[1])
+                return got[0]
+            fh.seek(0)
+            data = fh.read()
+        self._seen[id] = (st.st_dev, st.st_ino, len(data))
         entries, legacy = read_entries(f, data)
         if legacy:
             warnings.warn(legacy_meta_warning(id, len(legacy)), LegacyMetaWarning, stacklevel=2)
