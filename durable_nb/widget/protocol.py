@@ -442,17 +442,18 @@ class SearchReply(TypedDict):
 
 
 class ListDelta(TypedDict):
-    """How a view's item list changes: keep ``keep`` items from ``drop`` on, then append ``add``."""
+    """A view list's new items: ``head``, the last ``back`` its last delta dropped, ``keep`` from ``drop``, ``add``."""
 
     drop: int
     keep: int
     add: list[Any]
+    head: NotRequired[list[Any]]
+    back: NotRequired[int]
 
 
 class ViewsReply(TypedDict):
-    """``views`` at revision ``seq``: from revision ``base`` (``-1``: ``views`` is the whole value),
-    ``views`` holding every field but the parts, ``entry`` when the tab shown draws it, and a
-    :class:`ListDelta` for the view list it draws (a part left out is stale on the page)."""
+    """``views`` at revision ``seq`` from revision ``base`` (``-1``: ``views`` whole): every field but the parts,
+    ``entry`` if the tab shown draws it, a :class:`ListDelta` for its view list (a part left out: stale on the page)."""
 
     reply: Literal["views"]
     rev: int

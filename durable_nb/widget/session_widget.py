@@ -94,6 +94,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._memo: dict = {}
         self._page_seen = False  # a page has asked for lines: syncs push the new ones, views as a delta
         self._quiet: dict[str, Any] = {}  # trait -> the value set without an update message (sent as a delta)
+        self._sent = views_delta.Sent()  # what the page holds beyond ``views`` (the items a delta dropped)
         # The first state goes out with the comm's open message: compute it before opening.
         self._start()
         selected, limit = kwargs.get("selected_id", ""), kwargs.get("view_limit", VIEW_LIMIT)
@@ -294,7 +295,7 @@ class SessionWidget(anywidget.AnyWidget):
                 self.views_rev, self.views = rev, views
             finally:
                 self._quiet = {}
-            change = views_delta.delta(old, views, self.view)
+            change = self._sent.delta(old, views, self.view)
             self.send({"reply": "views", "rev": self._rev, "seq": rev, "base": base, **change})
         else:
             with self.hold_sync():
@@ -418,6 +419,7 @@ class SessionWidget(anywidget.AnyWidget):
 
     def _do_views(self, _req: dict[str, Any]) -> None:
         """``{"action": "views"}``: reply with the whole ``views`` (a part the page holds is stale)."""
+        self._sent.whole()
         self.send({"reply": "views", "rev": self._rev, "seq": self.views_rev, "base": -1, "views": self.views})
 
     def _do_locate(self, req: dict[str, Any]) -> None:

@@ -19,8 +19,10 @@ class Page:
 
     def __init__(self, w: SessionWidget) -> None:
         self.views, self.seq, self.stale = json.loads(json.dumps(w.views)), w.views_rev, set()
+        self.gone: dict[str, list] = {}  # per list, what its last delta dropped
 
     def take(self, r: dict) -> None:
+        gone, self.gone = self.gone, {}
         if r["base"] < 0:
             self.views, self.stale = r["views"], set()
         else:
@@ -32,8 +34,12 @@ class Page:
                 elif part == "entry":
                     self.stale.discard(part)
                 elif part not in self.stale:
-                    d = r[part]
-                    nxt[part] = self.views[part][d["drop"] : d["drop"] + d["keep"]] + d["add"]
+                    d, held = r[part], self.views[part]
+                    back = gone.get(part, [])[len(gone.get(part, [])) - d.get("back", 0) :] if d.get("back") else []
+                    assert len(back) == d.get("back", 0), "a delta names dropped items the page does not hold"
+                    nxt[part] = d.get("head", []) + back + held[d["drop"] : d["drop"] + d["keep"]] + d["add"]
+                    if d["keep"]:
+                        self.gone[part] = held[: d["drop"]]
             self.views = nxt
         self.seq = r["seq"]
 
@@ -56,6 +62,71 @@ def test_list_delta_keeps_the_overlap_by_identity():
     assert list_delta([a, b, c], [b, dict(c)]) == {"drop": 1, "keep": 1, "add": [dict(c)]}  # equal is not the same
     assert list_delta([a], [b]) == {"drop": 1, "keep": 0, "add": [b]}
     assert list_delta([], []) == {"drop": 0, "keep": 0, "add": []}
+
+
+def test_list_delta_puts_a_head_before_the_overlap_when_the_window_moved_back():
+    a, b, c, d, x = ({"i": i} for i in range(5))
+    assert list_delta([b, c, d], [a, b, c, x]) == {"drop": 0, "keep": 2, "add": [x], "head": [a]}
+    assert list_delta([c, d], [a, b, c]) == {"drop": 0, "keep": 1, "add": [], "head": [a, b]}
+
+
+def test_a_re_run_cell_on_the_model_tab_sends_its_new_items_not_the_view(recording):
+    """A re-run turn starts a branch before the old leaf: the view's window moves back by the turn it
+    drops, so the page gets the items that came into the window's front (a head) and the new ones, not
+    all of them again (#32: a re-run on the model tab sent the whole view, ~50 KB, at each sync)."""
+    a = durable.Agent(model=lambda messages: "ok " * 50, store=MemoryStore())
+    for i in range(130):
+        a.run(f"turn {i}").wait()
+    w = SessionWidget(a)
+    front_end_send(w, {"action": "lines", "start": 0, "stop": 50})  # the page is drawn
+    for tab in ("model", "transcript"):
+        front_end_update(w, view=tab)
+        front_end_send(w, {"action": "views"})  # the page asks for the tab's part when it shows it
+        page = Page(w)
+        fork = a.path()[-3].id  # before the last turn: its cell re-run
+        mark = len(w.comm.sent)
+        a.branch(fork)
+        w.sync()
+        a.run("the re-run").wait()
+        w.sync()
+        views, _ = replies(w, mark)
+        for r in views:
+            page.take(r)
+        assert page.views[tab] == json.loads(json.dumps(w.views[tab])) and tab not in page.stale
+        whole = len(json.dumps(w.views[tab]))
+        sent = sum(len(json.dumps(r)) for r in views)
+        assert sent < whole / 4, (tab, sent, whole)
+
+
+def test_a_re_run_with_a_long_reply_brings_back_what_its_append_dropped_without_sending_it(recording):
+    """A long reply pushes the window's first items out (its JSON budget); re-running its cell brings
+    them back: the page still holds them (what the last delta dropped), so they go as ``back``, not again."""
+    replies_ = iter(["short"] * 200 + ["long " * 2000] * 20)
+    a = durable.Agent(model=lambda messages: next(replies_), store=MemoryStore())
+    for i in range(100):
+        a.run(f"turn {i} " + "x" * 400).wait()
+    w = SessionWidget(a)
+    front_end_send(w, {"action": "lines", "start": 0, "stop": 50})
+    for tab in ("model", "transcript"):
+        front_end_update(w, view=tab)
+        front_end_send(w, {"action": "views"})
+        page = Page(w)
+        a.run("a long one").wait()  # appended in one sync: the window drops its first items
+        mark = len(w.comm.sent)
+        w.sync()
+        for _ in range(3):  # its cell re-run: the branch, then the turn's two syncs
+            a.branch(a.path()[-3].id)
+            w.sync()
+            a.run("a long one").wait()
+            w.sync()
+        views, _ = replies(w, mark)
+        for r in views:
+            page.take(r)
+        assert page.views[tab] == json.loads(json.dumps(w.views[tab])) and tab not in page.stale
+        assert any(r[tab].get("back") for r in views)
+        reply = len(json.dumps(w.views[tab][-1]))
+        sent = sum(len(json.dumps(r)) for r in views)
+        assert sent < 3 * 1.3 * reply + 4 * 1000, (tab, sent, reply)  # the new reply each time, no more
 
 
 def test_every_sync_sends_the_change_and_the_page_rebuilds_the_views(recording):

@@ -423,11 +423,14 @@ export interface SearchReply {
   hits: Hit[];
 }
 
-/** How a view's item list changes: keep `keep` items from `drop` on, then append `add`. */
+/** How a view's item list changes: keep `keep` items from `drop` on, put before them `head` and the
+ * last `back` items the list's previous delta dropped, then append `add`. */
 export interface ListDelta {
   drop: number;
   keep: number;
   add: unknown[];
+  head?: unknown[];
+  back?: number;
 }
 
 /** `views` at revision `seq`, from revision `base` (-1: `views` is the whole value); a part left out is stale. */

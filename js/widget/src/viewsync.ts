@@ -15,8 +15,12 @@ type Part = "entry" | "model" | "transcript";
 const SHOWN: Partial<Record<View, Part>> = { tree: "entry", model: "model", transcript: "transcript" };
 const PARTS: Part[] = ["entry", "model", "transcript"];
 
-function applied(list: unknown[] | undefined, d: ListDelta): unknown[] {
-  return [...(list || []).slice(d.drop, d.drop + d.keep), ...d.add];
+/** The list `d` makes of `list`; `gone`: the items the list's previous delta dropped (null: unknown). */
+function applied(list: unknown[] | undefined, d: ListDelta, gone: unknown[] | null): unknown[] | null {
+  const back = d.back || 0;
+  if (back && (!gone || gone.length < back)) return null;
+  const kept = (list || []).slice(d.drop, d.drop + d.keep);
+  return [...(d.head || []), ...(back && gone ? gone.slice(gone.length - back) : []), ...kept, ...d.add];
 }
 
 export class SyncedViews {
@@ -24,6 +28,8 @@ export class SyncedViews {
   private seq = 0;
   private seen: unknown = undefined; // the model's `views` value last taken
   private readonly stale = new Set<Part>();
+  // per view list, the items the last delta of it dropped from the front (views_delta.Sent's twin)
+  private gone: Partial<Record<Part, unknown[]>> = {};
   private asked = false;
   private readonly listeners = new Set<() => void>();
 
@@ -49,6 +55,7 @@ export class SyncedViews {
       this.value = mv || {};
       this.seq = this.model.get("views_rev") || 0;
       this.stale.clear();
+      this.gone = {};
       // a widget's first state carries only the shown tab's part (views_delta.opening): the rest is stale
       for (const p of ["model", "transcript"] as const) if (mv && !(p in mv)) this.stale.add(p);
       this.asked = false;
@@ -86,6 +93,8 @@ export class SyncedViews {
 
   private apply(r: ViewsReply): void {
     const v = r.views as Partial<Views>;
+    const gone = this.gone;
+    this.gone = {};
     if (r.base < 0) {
       this.value = v;
       this.stale.clear();
@@ -97,7 +106,15 @@ export class SyncedViews {
         const carried = part === "entry" ? "entry" in v : r[part] !== undefined;
         if (!carried || (!base && part !== "entry")) this.stale.add(part);
         else if (part === "entry") this.stale.delete(part);
-        else if (!this.stale.has(part)) next[part] = applied(this.value[part], r[part] as ListDelta) as never;
+        else if (!this.stale.has(part)) {
+          const d = r[part] as ListDelta;
+          const list = applied(this.value[part], d, gone[part] || null);
+          if (list === null) this.stale.add(part); // it names items this page does not hold: ask for all
+          else {
+            next[part] = list as never;
+            if (d.keep) this.gone[part] = (this.value[part] || []).slice(0, d.drop);
+          }
+        }
       }
       this.value = next;
     }

@@ -42,6 +42,25 @@ describe("SyncedViews", () => {
     expect(s.current().at).toBe("c");
   });
 
+  it("puts a reply's head before the items it keeps (the window moved back: a re-run cell's branch)", () => {
+    const { model, deliver } = fakeModel({ views: views("a", ["m2", "m3", "m4"], ["t1"]), views_rev: 3, leaf_id: "a" });
+    const s = new SyncedViews(model);
+    deliver({ reply: "views", rev: 1, seq: 4, base: 3, views: { at: "b" }, model: { drop: 0, keep: 2, add: ["m5"], head: ["m1"] } });
+    expect(s.current().model).toEqual(["m1", "m2", "m3", "m5"]);
+  });
+
+  it("brings back the items the list's previous delta dropped, and asks for all when it does not hold them", () => {
+    const { model, sent, deliver } = fakeModel({ views: views("a", ["m1", "m2", "m3"], ["t1"]), views_rev: 3, leaf_id: "a" });
+    const s = new SyncedViews(model);
+    deliver({ reply: "views", rev: 1, seq: 4, base: 3, views: { at: "b" }, model: { drop: 2, keep: 1, add: ["big"] } });
+    expect(s.current().model).toEqual(["m3", "big"]);
+    deliver({ reply: "views", rev: 1, seq: 5, base: 4, views: { at: "c" }, model: { drop: 0, keep: 1, add: ["u"], head: ["m0"], back: 2 } });
+    expect(s.current().model).toEqual(["m0", "m1", "m2", "m3", "u"]);
+    deliver({ reply: "views", rev: 1, seq: 6, base: 5, views: { at: "d" }, model: { drop: 0, keep: 5, add: [], back: 1 } });
+    s.want("model", kernel); // the last delta dropped nothing: it cannot bring one back
+    expect(sent).toEqual([{ action: "views" }]);
+  });
+
   it("holds every list stale when a reply is not based on what it holds", () => {
     const { model, sent, deliver } = fakeModel({ views: views("a", ["m1"], ["t1"]), views_rev: 3, leaf_id: "a" });
     const s = new SyncedViews(model);
