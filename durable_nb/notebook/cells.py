@@ -51,12 +51,16 @@ def run_cell(ctx: Context, call: Call, cell: str) -> None:
         tools = ctx.tools(call)
         settings = ctx.turn_settings(call)
     st.writable(WHAT.get(kind, "stage entries"))
-    _position(st, info, call.chat, kind)
-    if kind != "turn":
-        return _store(st, kind, body, info)
-    if variants is not None:
-        return run_fan_out(ctx, st, body, info.origin, call.out, variants, tools, settings)
-    return run_turn(ctx, st, body, info.origin, call.out, tools, settings)
+    with st.syncs_held():  # a rewind goes to the widgets with what the cell writes next (one sync, not two)
+        _position(st, info, call.chat, kind)
+    try:
+        if kind != "turn":
+            return _store(st, kind, body, info)
+        if variants is not None:
+            return run_fan_out(ctx, st, body, info.origin, call.out, variants, tools, settings)
+        return run_turn(ctx, st, body, info.origin, call.out, tools, settings)
+    finally:
+        st.settle()
 
 
 def _evaluate(ctx: Context, call: Call, kind: str, cell: str) -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,7 @@ class NotebookSession:
         self.staged: list[MessageEntry] = []
         self.spent: dict[str, str] = {}  # origin -> text of the ephemeral input this kernel sent (never stored)
         self._cells: CellIndex | None = None  # which entry each cell made, for the current agent
+        self._held = self._owed = False  # widget syncs held (syncs_held); one was asked for meanwhile
         self.forked_from = ""
         self.resumed_at_choice = ""  # the entry _open resumed at because the leaf was last moved there
         if fork_of and not self._exists(session_id) and self._exists(fork_of):
@@ -156,10 +158,32 @@ class NotebookSession:
 
     def sync(self) -> None:
         """Push the current state to every open :class:`~durable_nb.widget.SessionWidget`
-        of the current agent, however it was displayed (the widget module keeps the one registry)."""
+        of the current agent, however it was displayed (the widget module keeps the one registry);
+        while :meth:`syncs_held`, only note that one is owed."""
+        if self._held:
+            self._owed = True
+            return
+        self._owed = False
         widget = sys.modules.get("durable_nb.widget")  # loaded once any widget exists
         if widget is not None:
             widget.sync_widgets(self.agent)
+
+    @contextmanager
+    def syncs_held(self) -> Iterator[None]:
+        """Hold the widgets' syncs while a cell moves the leaf before it writes (a re-run cell's rewind):
+        a widget's sync is of the whole change since the last, so the sync of what the cell writes next
+        carries the move too, one round of messages fewer for the page. Leaving it syncs nothing:
+        :meth:`settle` pays a sync still owed (:func:`.cells.run_cell` calls it as the cell ends)."""
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+
+    def settle(self) -> None:
+        """Sync the widgets when a sync was held and none has run since (:meth:`syncs_held`). O(1) else."""
+        if self._owed:
+            self.sync()
 
     def _published(self, event) -> None:  # lifecycle events from the agent, after success
         if hasattr(self, "own"):  # session_init arrives while __init__ is still opening the agent

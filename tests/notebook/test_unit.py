@@ -363,6 +363,34 @@ def test_cell_position_rule_and_widget_sync(tmp_path):
     assert cell_entry(again.agent.entries(), "cell:t").message.text() == "hello again"
 
 
+def test_a_held_rewind_goes_to_the_widgets_with_what_the_cell_writes_next(tmp_path):
+    from durable_nb.widget import SessionWidget
+
+    st = NotebookSession(tmp_path, "s")
+
+    class Recorder(SessionWidget):  # an open widget of the session's agent, counting its syncs
+        calls = 0
+
+        def sync(self):
+            self.calls += 1
+
+    w = Recorder(st.agent)
+    st.run("hello", "cell:t", Turn())
+    assert w.calls == 2
+    with st.syncs_held():  # a re-run turn cell: the rewind's sync is the input's
+        assert st.rewind_for("cell:t") is not None
+    assert w.calls == 2
+    st.run("hello again", "cell:t", Turn())
+    st.settle()
+    assert w.calls == 4  # agent_start and message_end; nothing owed once they synced
+    with st.syncs_held():  # a cell that writes nothing after its rewind still syncs, as it ends
+        st.rewind_for("cell:t")
+    st.settle()
+    assert w.calls == 5
+    st.settle()
+    assert w.calls == 5
+
+
 def test_note_is_stored_not_sent(tmp_path):
     st = NotebookSession(tmp_path, "s")
     note = st.note("remember this", "n1")
