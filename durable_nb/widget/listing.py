@@ -268,12 +268,14 @@ def timeline(agent: Any, buckets: int = MAX_BUCKETS, turns: Turns | None = None)
     """Return ``{"total", "turns"}``: every turn of the session (every branch) in time order as
     ``{id, at, cost, tokens, n, on}`` (``cost``: its replies' US dollars, ``None`` when one is unknown;
     ``n``: turns it stands for) — consecutive turns grouped so there are at most ``buckets``; a group
-    is named by its first turn. A turn's replies are the entries after its start up to the next turn
+    is named by its first turn. Groups are a power of two turns (from ``buckets / 2`` bars on), so a
+    new turn regroups the bars only when the count of turns doubles: the page's timeline delta stays
+    a turn's last bar or two. A turn's replies are the entries after its start up to the next turn
     start on their chain. Pass the widget's ``turns`` to keep them between calls. O(turns log turns)
     plus O(new entries)."""
     known = (turns or Turns()).catch_up(agent)
     ordered = sorted(known.turns.values(), key=lambda t: created_key(t["at"]))
-    size = max(1, -(-len(ordered) // max(1, buckets)))
+    size = 1 << max(0, -(-len(ordered) // max(1, buckets)) - 1).bit_length()  # the power of two >= n / buckets
     out = []
     for i in range(0, len(ordered), size):
         group = ordered[i : i + size]

@@ -55,3 +55,23 @@ def test_a_turn_sends_the_timeline_as_its_last_bars(recording):
     again = timeline()  # no have (or another): the whole timeline
     assert again["base"] == -1 and whole["turns"][: change["start"]] + change["turns"] == again["turns"]
     assert timeline(have=whole["seq"])["base"] == -1  # a seq that is not the last sent's
+
+
+def test_a_turn_regroups_the_timeline_only_when_the_turns_double():
+    """Bars group a power of two turns, so a turn regroups (and re-sends) every bar once per doubling of
+    the turns, not each time their count passes a multiple of the bars (#32: at 300k entries, the turn
+    that made 150,001 turns sent 27 KB of timeline)."""
+    from durable_nb import durable
+    from durable_nb.session import MemoryStore
+    from durable_nb.widget.listing import Turns, timeline
+
+    agent = durable.Agent(model=lambda messages: "ok", store=MemoryStore())
+    turns, before, regrouped = Turns(), [], []
+    for t in range(1, 101):
+        agent.run(f"turn {t}").wait()
+        bars = [b["id"] for b in timeline(agent, buckets=8, turns=turns)["turns"]]
+        assert len(bars) <= 8 and (t <= 8 or len(bars) >= 4)
+        if bars[: len(before)] != before[: len(bars)] or len(bars) < len(before):
+            regrouped.append(t)
+        before = bars
+    assert regrouped == [9, 17, 33, 65], regrouped  # groups of 2, 4, 8 and 16 turns
