@@ -259,13 +259,16 @@ def _detail(payload) -> str:
     return " " + m.group(0)[:200] if m else ""
 
 
-def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[float], turns: int = 0) -> list[dict]:
+def lab_rows(
+    sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[float], turns: int = 0, tab: str = "tree"
+) -> list[dict]:
     """Per size and pause: ``%durable show`` run ``pause`` seconds after the cell that loaded the
     session ended (0: at once; a pause lets the kernel prepare the widget in the background, as it
     does while a person reads the status), each in a notebook and kernel of its own. Then ``turns``
     ``%%durable`` turns with the widget shown: the bytes the page receives per turn, from the key
     press until 1.5 s after the kernel is idle (so a fallback the page asks for once the widget is
-    quiet, 0.7 s, is counted); then a save (Ctrl+S): the bytes until it is written."""
+    quiet, 0.7 s, is counted), on tab ``tab`` (clicked before the turns); then a save (Ctrl+S): the
+    bytes until it is written."""
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.lab import LabServer, open_notebook, run_cell, wait_kernel
@@ -291,11 +294,14 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[fl
                 page = browser.new_page(viewport={"width": 1280, "height": 1000})
                 frames: list[int] = []
                 kinds: dict[str, int] = {}
+                comms: list[int] = []  # the frames of comm messages (the widget's and the page comm's)
                 sent: list[str] = []
 
-                def got(payload, frames=frames, kinds=kinds) -> None:
+                def got(payload, frames=frames, kinds=kinds, comms=comms) -> None:
                     frames.append(len(payload))
                     k = _kind(payload)
+                    if k.startswith("comm_"):
+                        comms.append(len(payload))
                     if k in ("comm_msg:update:tree", "comm_msg:lines"):
                         sent.append("<" + k + _detail(payload))
                     kinds[k] = kinds.get(k, 0) + len(payload)
@@ -334,22 +340,40 @@ def lab_rows(sizes: list[int], logs: dict[int, Path], tmp: Path, pauses: list[fl
                     "heap_growth_mb": heap() - heap0,
                 }
                 if turns:
+                    if tab != "tree":
+                        page.locator(f'.jp-NotebookPanel:visible .dnb-tab[data-view="{tab}"]').first.click()
                     page.wait_for_timeout(2000)  # anything the page asks for once the show is quiet
                     row["bytes_after_show"] = sum(frames) - row["bytes_until_idle"]
-                    per_turn = []
+                    per_turn, comm_turn, added = [], [], []
+                    log = root / f"s{n}" / ".durable" / "bench.jsonl"
                     for _ in range(turns):
                         frames.clear()
                         kinds.clear()
                         sent.clear()
+                        comms.clear()
+                        size = log.stat().st_size
                         run_cell(page, 2, timeout_ms=900_000)
                         wait_kernel(page, timeout_ms=900_000)
                         page.wait_for_timeout(1500)
                         per_turn.append(sum(frames))
+                        comm_turn.append(sum(comms))
+                        added.append(log.stat().st_size - size)  # the JSON of the entries the turn added
                         print(
-                            {"turn_bytes": sum(frames), "by_kind": kinds.copy(), "sent": sent.copy()}, file=sys.stderr
+                            {
+                                "turn_bytes": sum(frames),
+                                "comm_bytes": sum(comms),
+                                "new_entries_bytes": added[-1],
+                                "by_kind": kinds.copy(),
+                                "sent": sent.copy(),
+                            },
+                            file=sys.stderr,
                         )
                     row["turn_page_bytes"] = statistics.median(per_turn)
                     row["turn_page_bytes_max"] = max(per_turn)
+                    row["turn_comm_bytes"] = statistics.median(comm_turn)
+                    row["turn_comm_bytes_max"] = max(comm_turn)
+                    row["turn_new_entries_bytes"] = statistics.median(added)
+                    row["turn_comm_ratio"] = max(c / a for c, a in zip(comm_turn, added, strict=True))
                     frames.clear()
                     page.keyboard.press("Control+s")
                     page.wait_for_function(
@@ -382,7 +406,7 @@ def scale_main(args) -> None:
                 out["kernel"].append(kernel_row(n, logs[n], tmp, args.cells))
                 print(out["kernel"][-1], file=sys.stderr)
         if "lab" in args.parts:
-            out["lab"] = lab_rows(args.scale_sizes, logs, tmp, args.pauses, args.turns)
+            out["lab"] = lab_rows(args.scale_sizes, logs, tmp, args.pauses, args.turns, args.tab)
     print(scale_table(out))
     args.scale_out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.scale_out}")
@@ -408,16 +432,19 @@ def scale_table(out: dict) -> str:
     if ls:
         lines.append("")
         lines.append(
-            "| entries | shown s after the load cell | %durable show: first paint ms | bytes to first paint | KB until idle | page heap +MB | KB after (2 s) | page bytes/turn (max) | KB at save |"
+            "| entries | shown s after the load cell | %durable show: first paint ms | bytes to first paint | KB until idle | page heap +MB | KB after (2 s) | page bytes/turn (max) | comm bytes/turn (max) | new entries' JSON | × (worst turn) | KB at save |"
         )
-        lines.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in ls:
             turn = f"{r['turn_page_bytes']:,.0f} ({r['turn_page_bytes_max']:,})" if "turn_page_bytes" in r else "—"
             after = f"{r['bytes_after_show'] / 1024:.0f}" if "bytes_after_show" in r else "—"
             save = f"{r['save_page_bytes'] / 1024:.0f}" if "save_page_bytes" in r else "—"
+            comm = f"{r['turn_comm_bytes']:,.0f} ({r['turn_comm_bytes_max']:,})" if "turn_comm_bytes" in r else "—"
+            new = f"{r['turn_new_entries_bytes']:,.0f}" if "turn_new_entries_bytes" in r else "—"
+            ratio = f"{r['turn_comm_ratio']:.2f}" if "turn_comm_ratio" in r else "—"
             lines.append(
                 f"| {r['entries']:,} | {r.get('pause_s', 0):g} | {r['first_paint_ms']:.0f} | {r['bytes_to_first_paint']:,} | "
-                f"{r['bytes_until_idle'] / 1024:.0f} | {r['heap_growth_mb']:.1f} | {after} | {turn} | {save} |"
+                f"{r['bytes_until_idle'] / 1024:.0f} | {r['heap_growth_mb']:.1f} | {after} | {turn} | {comm} | {new} | {ratio} | {save} |"
             )
     return "\n".join(lines)
 
@@ -435,6 +462,9 @@ def main() -> None:
         "--pauses", type=float, nargs="+", default=[0, 5], help="lab: seconds between the load cell and %%durable show"
     )
     ap.add_argument("--turns", type=int, default=0, help="lab: %%durable turns after the show (bytes per turn)")
+    ap.add_argument(
+        "--tab", default="tree", choices=["tree", "model", "transcript"], help="lab: the tab shown during the turns"
+    )
     ap.add_argument("--scale-out", type=Path, default=ROOT / "benchmarks" / "widget_scale.json")
     args = ap.parse_args()
     if args.scale:
