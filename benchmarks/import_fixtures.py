@@ -118,23 +118,19 @@ def write_llm(path: Path, entries: int) -> int:
 
 
 def llm_floor(path: Path) -> int:
-    """Read every row of the tables the import reads, JSON columns decoded; return the rows read."""
+    """Read every row of the tables the import reads (``threads``, ``turns``, ``messages``, ``parts``) as tuples
+    and ``json.loads`` their JSON columns' values, everything kept; return the rows read."""
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    out: list[Any] = []
-    for table, js in (
-        ("threads", ()),
-        ("turns", ("options_json", "response_json")),
-        ("messages", (3,)),
-        ("parts", (6,)),
-    ):
-        rows = db.execute(f"select * from {table}").fetchall()
-        if table == "turns":
-            names = [d[0] for d in db.execute("select * from turns limit 0").description]
-            js = tuple(names.index(n) for n in js)
-        for r in rows:
-            out.append([json.loads(v) if i in js and v else v for i, v in enumerate(r)])
+    kept: list[Any] = []
+    for table, js in (("threads", ()), ("turns", ("options_json", "response_json")), ("messages", ("provider_metadata",)),
+                      ("parts", ("payload",))):  # fmt: skip
+        cur = db.execute(f"select * from {table}")
+        rows = cur.fetchall()
+        at = [i for i, d in enumerate(cur.description) if d[0] in js]
+        kept.append(rows)
+        kept.extend([json.loads(r[i]) for r in rows if r[i]] for i in at)
     db.close()
-    return len(out)
+    return sum(len(rows) for rows in kept[::1] if rows and isinstance(rows[0], tuple))
 
 
 def write_inspect(path: Path, messages: int) -> tuple[int, int]:

@@ -44,7 +44,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,11 +53,11 @@ from .. import ai
 from ..errors import CorruptLog, DurableError
 from ..session import CustomEntry, Entry, MessageEntry, safe_session_id
 from ..session.labels import LABEL_KIND
+from . import llm_tree
 from .common import Loaded, custom, message
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 WITHHELD = "(reasoning withheld by the provider)"  # llm's marker: reasoning happened, no text
-_CHUNK = 500  # ids per "in (...)" query (SQLite's variable limit is 999 on old builds)
 
 
 @dataclass(frozen=True)
@@ -177,21 +177,29 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
         r for t in family for r in db.execute("select * from turns where thread_id = ? order by datetime_utc", [t])
     ]
     tips = [threads[t]["tip_message_hash"] for t in family] + [r["tip_message_hash"] for r in turns]
-    rows = _chains(db, [t for t in tips if t])
-    times, produced = _turn_times(rows, sorted(turns, key=lambda r: r["datetime_utc"] or ""))
-    parts = _parts(db, path, list(rows))
+    everything = db.execute("select count(*) from turns").fetchone()[0]
+    tree = llm_tree.tree(db, path, [t for t in tips if t], scan=len(turns) * 2 >= everything)
+    times, produced = _turn_times(tree.messages, sorted(turns, key=lambda r: r["datetime_utc"] or ""))
     entries: list[Entry] = []
     last_of: dict[str, str] = {}  # message hash -> the entry its children continue from
-    for h, row in sorted(rows.items(), key=lambda kv: kv[1]["rowid"]):
-        at = times.get(h) or ""
-        parent = last_of.get(row["parent_hash"] or "", "")
-        made = _guarded(path, h, lambda: _entries(h, parent, at, row["role"], parts.get(h, []), produced.get(h)))
-        entries.extend(made)
-        last_of[h] = made[-1].id
-        meta = {"message": _json(row["provider_metadata"])} if row["provider_metadata"] else {}
-        meta.update({f"part {i}": m for i, m in _part_metadata(parts.get(h, []))})
-        if meta:
-            entries.append(custom("llm.provider_metadata", meta, f"{h}.meta", made[0].id, at))
+    no_parts: list[dict[str, Any]] = []
+    h = ""
+    try:
+        for h, (parent_hash, role, provider_metadata) in tree.messages.items():
+            at = times.get(h) or ""
+            parts = tree.parts.pop(h, no_parts)  # the dicts go as their entries come
+            made = _entries(h, last_of.get(parent_hash or "", ""), at, role, parts, produced.get(h))
+            entries.extend(made)
+            last_of[h] = made[-1].id
+            if provider_metadata or h in tree.part_metadata:
+                meta = {"message": _json(provider_metadata)} if provider_metadata else {}
+                meta.update({f"part {i}": m for i, m in _part_metadata(parts)})
+                if meta:
+                    entries.append(custom("llm.provider_metadata", meta, f"{h}.meta", made[0].id, at))
+    except DurableError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
+        raise _unexpected(path, h, e) from None
     tip = threads[cid]["tip_message_hash"] or ""
     for t in family:
         target = last_of.get(threads[t]["tip_message_hash"] or "")
@@ -212,16 +220,10 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
     return Loaded(safe_session_id(cid), entries, last_of.get(tip) or None, notes)
 
 
-def _guarded(path: Path, h: str, fn: Callable[[], list[MessageEntry]]) -> list[MessageEntry]:
-    """Return ``fn()``; a row of an unexpected shape (a wrong type, bad base64) becomes one
-    :class:`CorruptLog` line naming the database and the message."""
-    try:
-        return fn()
-    except DurableError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
-        why = "nested too deeply" if isinstance(e, RecursionError) else f"{type(e).__name__}: {e}"
-        raise CorruptLog(f"{path}: message {h}: unexpected row shape ({why})") from None
+def _unexpected(path: Path, h: str, e: Exception) -> CorruptLog:
+    """Return the one line for a row of an unexpected shape (a wrong type, bad base64) in message ``h``."""
+    why = "nested too deeply" if isinstance(e, RecursionError) else f"{type(e).__name__}: {e}"
+    return CorruptLog(f"{path}: message {h}: unexpected row shape ({why})")
 
 
 def _family(threads: dict[str, sqlite3.Row], cid: str) -> list[str]:
@@ -236,28 +238,8 @@ def _family(threads: dict[str, sqlite3.Row], cid: str) -> list[str]:
     return out
 
 
-def _chains(db: sqlite3.Connection, tips: Iterable[str]) -> dict[str, sqlite3.Row]:
-    """Return ``{hash: row}`` for every message on the chains ending at ``tips`` (a recursive query for
-    each chunk of tips; a tip already read lies on a chain read, ancestors and all, and is skipped)."""
-    out: dict[str, sqlite3.Row] = {}
-    todo = list(dict.fromkeys(tips))
-    while todo:
-        chunk, todo = todo[:_CHUNK], todo[_CHUNK:]
-        marks = ",".join("?" * len(chunk))
-        for r in db.execute(
-            f"""with recursive chain(h) as (select hash from messages where hash in ({marks})
-                   union select m.parent_hash from messages m join chain on m.hash = chain.h
-                   where m.parent_hash is not null)
-                select m.rowid as rowid, m.* from messages m where m.hash in (select h from chain)""",
-            chunk,
-        ):
-            out[r["hash"]] = r
-        todo = [t for t in todo if t not in out]
-    return out
-
-
 def _turn_times(
-    rows: dict[str, sqlite3.Row], turns: list[sqlite3.Row]
+    rows: dict[str, tuple[Any, Any, Any]], turns: list[sqlite3.Row]
 ) -> tuple[dict[str, str], dict[str, sqlite3.Row]]:
     """Return each message's time (the earliest turn whose chain holds it) and, for the messages a
     turn produced (after its ``parent_message_hash``), that turn. O(messages + turns)."""
@@ -279,78 +261,8 @@ def _turn_times(
                     break
             else:
                 times[h] = at
-            h = rows[h]["parent_hash"]
+            h = rows[h][0]
     return times, produced
-
-
-def _parts(db: sqlite3.Connection, path: Path, hashes: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Return each message's parts as llm's wire dicts (``type`` and ``text`` put back, fragment
-    references resolved, attachments inlined as rows), in position order."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    fragment_ids: set[int] = set()
-    attachment_ids: set[str] = set()
-    for chunk in _chunks(hashes):
-        marks = ",".join("?" * len(chunk))
-        for pid, mh, ptype, ptext, payload in db.execute(
-            f"select id, message_hash, type, text, payload from parts where message_hash in ({marks}) "
-            "order by message_hash, position",
-            chunk,
-        ):
-            try:
-                d = json.loads(payload) if payload else {}
-            except (ValueError, TypeError, RecursionError):
-                raise _bad(path, pid, mh, "payload is not JSON") from None
-            if not isinstance(d, dict):
-                raise _bad(path, pid, mh, f"payload is a JSON {type(d).__name__}, not an object")
-            if not isinstance(ptype, str) or not isinstance(ptext, (str, type(None))):
-                raise _bad(path, pid, mh, "its type and text must be text")
-            d["type"] = ptype
-            if ptext is not None:
-                d["text"] = ptext
-            refs = d.get("text_ref")
-            if refs is not None:
-                if not (isinstance(refs, list) and all(isinstance(x, dict) for x in refs)):
-                    raise _bad(path, pid, mh, "text_ref is not a list of objects")
-                fragment_ids.update(p["fragment"] for p in refs if isinstance(p.get("fragment"), (int, str)))
-            if "attachment" in d or "attachments" in d:
-                if d.get("attachments") is not None and not isinstance(d["attachments"], list):
-                    raise _bad(path, pid, mh, "attachments is not a list")
-                refs = [d["attachment"]] if isinstance(d.get("attachment"), dict) else d.get("attachments") or []
-                attachment_ids.update(a["id"] for a in refs if isinstance(a, dict) and isinstance(a.get("id"), str))
-            out.setdefault(mh, []).append(d)
-    fragments = _rows(db, "fragments", "id, content", fragment_ids)
-    attachments = _rows(db, "attachments", "*", attachment_ids)
-    for parts in out.values():
-        for d in parts:
-            if "text_ref" in d:
-                d["text"] = "".join(
-                    str(p["literal"] if "literal" in p else (fragments.get(p.get("fragment")) or {}).get("content", ""))
-                    for p in d.pop("text_ref")
-                )
-            if isinstance(d.get("attachment"), dict):
-                d["attachment"] = attachments.get(d["attachment"].get("id"), d["attachment"])
-            if d.get("attachments"):
-                d["attachments"] = [attachments.get(a.get("id"), a) for a in d["attachments"] if isinstance(a, dict)]
-    return out
-
-
-def _bad(path: Path, part: Any, message: Any, what: str) -> CorruptLog:
-    """Return the one-line error for part ``part`` of message ``message`` (named only when there is one)."""
-    return CorruptLog(f"{path}: part {part} of message {message}: {what}")
-
-
-def _rows(db: sqlite3.Connection, table: str, cols: str, ids: set[Any]) -> dict[Any, dict[str, Any]]:
-    out: dict[Any, dict[str, Any]] = {}
-    for chunk in _chunks(sorted(ids, key=str)):
-        marks = ",".join("?" * len(chunk))
-        for r in db.execute(f"select {cols} from {table} where id in ({marks})", chunk):
-            out[r["id"]] = dict(r)
-    return out
-
-
-def _chunks(items: list[Any]) -> Iterator[list[Any]]:
-    for i in range(0, len(items), _CHUNK):
-        yield items[i : i + _CHUNK]
 
 
 def _json(s: Any) -> Any:
