@@ -52,6 +52,7 @@ from ..ai import EXTRA
 from ..errors import DurableError, EphemeralNotStored
 from .compact import untrack
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
+from .extralines import extra_lines
 from .kindlines import Probe, typed_custom, typed_lines
 
 _CUSTOM_BASE = frozenset({"id", "parent_id", "created_at", "kind", "data"})
@@ -520,8 +521,7 @@ def _chunk(chunk: memoryview, one_pass: bool) -> list[Entry] | None:
     part = strict_chunk(chunk)
     if part is not None:
         return part
-    part = typed_lines(chunk)
-    return _by_runs(bytes(chunk)) if part is None and not one_pass else part
+    return typed_lines(chunk) if one_pass else lenient_chunk(chunk, False)
 
 
 def strict_chunk(chunk: memoryview) -> list[Entry] | None:
@@ -542,6 +542,8 @@ def lenient_chunk(chunk: memoryview, spelled: bool) -> list[Entry] | None:
     if spelled:
         return _line_by_line(bytes(chunk), strict=False)
     part = typed_lines(chunk)
+    if part is None:
+        part = extra_lines(chunk)
     return _by_runs(bytes(chunk)) if part is None else part
 
 

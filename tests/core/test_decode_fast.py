@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from durable_nb import ai
 from durable_nb.session import CustomEntry, MessageEntry, codec, decode, decode_lines, register_custom
+from durable_nb.session.entry import CompactionEntry
 from durable_nb.session.kindlines import typed_custom
 from tests.core.test_unknown_fields import chained, records
 
@@ -221,3 +222,84 @@ def test_the_built_in_kinds_with_float_fields_take_the_typed_path_and_keep_ints(
         line = b'{"type":"custom","id":"v","kind":"verdict","target_id":"a","passed":true,"score":' + score + b"}"
         got, want = typed_custom(line), decode(json.loads(line))
         assert type(got) is VerdictEntry and got == want and type(got.score) is type(want.score)
+
+
+blocks = st.one_of(
+    st.builds(ai.Text, st.text(max_size=3)),
+    st.builds(
+        ai.ToolCall, id=st.just("c1"), name=st.just("f"), arguments=st.dictionaries(st.just("a"), values, max_size=1)
+    ),
+    st.builds(ai.ToolCall, id=st.just("c2"), output=st.dictionaries(st.just("raw"), values, min_size=1)),
+    st.builds(ai.Thinking, st.text(max_size=3), signature=st.just("s")),
+)
+some = values.filter(lambda v: "None" not in repr(v))  # mostly no null: the probe's case
+plain_entries = st.one_of(
+    st.builds(
+        lambda role, content, usage, model, injected, timing: MessageEntry(
+            message=ai.Message(role, content, usage=usage, model=model, injected=injected, timing=timing)
+        ),
+        st.sampled_from(ai.ROLES),
+        st.lists(blocks, max_size=2),
+        st.none() | st.dictionaries(st.sampled_from(["input", "output"]), some, max_size=2),
+        st.none() | st.just("m1"),
+        st.sampled_from([None, "meta"]),
+        st.none() | st.just({"total_ms": 3}),
+    ),
+    st.builds(lambda n: CompactionEntry(summary="s", tokens_before=n), st.integers(0, 9)),
+)
+
+
+@st.composite
+def unknown_runs(draw: Any) -> list[dict[str, Any]]:
+    """Message lines most of which carry the same unknown fields (a tool's additions), perhaps one
+    line with others: a null, a block with one, another name, a value of another type."""
+    entries = draw(st.lists(plain_entries, min_size=1, max_size=4))
+    recs = chained([json.loads(codec.encode_line(e)) for e in entries])
+    top = draw(st.sampled_from(["x_tool", "x_tool", "meta", ""]))
+    inner = draw(st.sampled_from(["x_seen", "x_seen", "origin", ""]))
+    for rec in recs:
+        if rec["type"] == "message" and draw(st.integers(0, 4)):
+            if top:
+                rec[top] = draw(some)
+            if inner:
+                rec["message"][inner] = draw(some | st.just("hi"))
+    if not draw(st.integers(0, 2)):
+        spot = draw(st.sampled_from(recs))
+        spots = [spot, *([spot["message"], *spot["message"].get("content", [])] if "message" in spot else [])]
+        where = draw(st.sampled_from([s for s in spots if isinstance(s, dict)]))
+        where[draw(st.sampled_from([*sorted(where), "y_other"]))] = draw(values | st.just("hi"))
+    return recs
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(unknown_runs())
+def test_lines_with_a_tools_unknown_fields_decode_in_one_pass_as_the_general_path(recs):
+    from durable_nb.session.extralines import extra_lines
+
+    data = b"".join(_line(r) + b"\n" for r in recs)
+    got = extra_lines(memoryview(data))
+    if got is not None:
+        TAKEN.append(1)
+        want = [decode(json.loads(_line(r))) for r in recs]
+        assert got == want and [type(e) for e in got] == [type(e) for e in want]
+        assert [codec.encode_line(e) for e in got] == [codec.encode_line(e) for e in want]
+
+
+TAKEN: list[int] = []
+
+
+def test_a_log_whose_lines_carry_unknown_fields_takes_the_one_pass_probe():
+    es = _entries(3000)
+    lines = []
+    for e in es:
+        d = json.loads(codec.encode_line(e))
+        if d["type"] == "message":
+            d["x_tool"] = {"version": 3}
+            d["message"]["x_seen"] = True
+        lines.append(_line(d) + b"\n")
+    from durable_nb.session.extralines import extra_lines
+
+    assert extra_lines(b"".join(line for line in lines if b'"type":"message"' in line)) is not None
+    got = decode_lines(b"".join(lines))
+    assert got == [decode(json.loads(line)) for line in lines]
+    assert got[0].extra == {"x_tool": {"version": 3}} and got[0].message.extra == {"x_seen": True}

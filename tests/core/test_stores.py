@@ -331,6 +331,38 @@ def test_a_loaded_session_adds_about_one_object_per_entry_for_the_cyclic_gc_to_w
         assert not any(gc.is_tracked(e.message.content) for e in loaded)
 
 
+def test_a_loaded_conversation_costs_about_580_bytes_an_entry_besides_its_text(tmp_path):
+    """What the kernel holds for each entry of a conversation log, its text aside (issue 32: ~1,150
+    bytes an entry of the benchmark's log, ~500 of them text): the entry (56), id (61) and time
+    (76) strings, the message (160), its content list (88) and text block (40), the usage dict of
+    every other entry (184). A parent id is the id before it and a repeated model or stop reason the
+    one before (shared, 0). The bound has ~7% margin: one more slot on the message or the entry
+    (+8), unshared parent ids (+61) or a second copy of anything fails it."""
+    import tracemalloc
+
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    n, entries, parent = 3000, [], ""
+    for i in range(n):
+        fields = {"model": "m1", "stop_reason": "end_turn", "usage": {"input": 120, "output": 80}} if i % 2 else {}
+        m = ai.Message("assistant" if i % 2 else "user", [ai.Text(f"words {i} " * 20)], **fields)
+        entries.append(session.MessageEntry(id=f"{i:012x}", parent_id=parent, created_at=session.now(), message=m))
+        parent = entries[-1].id
+    st.append_entries("s", entries)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        loaded = st.load_entries("s")
+        traced = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    text = sum(sys.getsizeof(e.message.content[0].text) for e in loaded)
+    per_entry = (traced - text - sys.getsizeof(loaded)) / n
+    assert loaded == entries
+    assert per_entry <= 620, f"{per_entry:.0f} bytes an entry besides the text"
+
+
 # -- search, the same on every store ---------------------------------------------------
 
 
