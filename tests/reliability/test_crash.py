@@ -12,6 +12,12 @@ it gets it; the test SIGKILLs it after a random delay. After every kill:
   (the store never cuts bytes it did not write);
 - the next append works, and the next trial's agent resumes from what is there.
 
+PostgreSQL finishes what a client sent before it died: a COMMIT already in the
+server's socket is carried out after the worker is reaped (on a loaded machine its
+backend may wait for a CPU), adding an entry no receipt reported. So each check
+waits until the server has closed the worker's connections (``PGAPPNAME`` marks
+them); only then is the store settled, as a file store is once the worker is dead.
+
 On every persistent store: JSONL, SQLite (a kill mid-transaction) and PostgreSQL
 (a kill mid-transaction, the server sees the connection drop); and JSONL once
 more with a lock that does nothing (``$DURABLE_NB_TEST_NOOP_LOCK``, as on some
@@ -36,11 +42,14 @@ from reliability_support import HERE, child_env
 from durable_nb.errors import SessionNotFound
 from durable_nb.session import CustomEntry, JsonlStore, display_text, open_store
 from durable_nb.session.jsonlstore import is_torn
+from durable_nb.session.pgstore import PostgresStore
 
 SESSIONS = 20
 TRIALS_PER_SESSION = 5  # 100 kills in all; JSONL: more (up to MAX_KILLS) until one landed mid-write
 MAX_KILLS = 400
 SEED = int(os.environ.get("CRASH_SEED", "20261130"))
+WORKER_APP = "durable-nb-crash-worker"  # the application_name of the workers' PostgreSQL connections
+SETTLE_S = 60  # a killed worker's server connections are gone within this (seconds)
 
 pytestmark = pytest.mark.slow  # 100-400 kills per store: minutes, not seconds
 
@@ -110,6 +119,27 @@ def _load(store, sid: str) -> tuple[list, bool] | None:
         return None
 
 
+class Settled:
+    """Waits until the PostgreSQL server has closed every connection of a killed worker."""
+
+    def __init__(self, dsn: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(dsn, autocommit=True)
+
+    def wait(self) -> None:
+        """Return once no backend of :data:`WORKER_APP` is left (its last COMMIT, if any, is done);
+        fail after :data:`SETTLE_S` seconds. One query per 10 ms (each its own transaction: fresh)."""
+        deadline = time.monotonic() + SETTLE_S
+        sql = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+        while n := self.conn.execute(sql, (WORKER_APP,)).fetchone()[0]:
+            assert time.monotonic() < deadline, f"{n} connection(s) of a killed worker still open after {SETTLE_S} s"
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 def test_sigkill_mid_turn_loses_nothing_acknowledged(store_spec, tmp_path):
     rng = random.Random(SEED)
     spec, store, env = store_spec
@@ -119,7 +149,8 @@ def test_sigkill_mid_turn_loses_nothing_acknowledged(store_spec, tmp_path):
     if not jsonl:
         open_store(spec).close()
     opening = time.monotonic() - t0
-    server = Server(**env)
+    settled = Settled(spec) if isinstance(store, PostgresStore) else None
+    server = Server(**env, **({"PGAPPNAME": WORKER_APP} if settled else {}))
     receipts: dict[str, dict[str, int]] = {f"s{i}": {} for i in range(SESSIONS)}
     kills = torn_tails = 0
     try:
@@ -150,6 +181,8 @@ def test_sigkill_mid_turn_loses_nothing_acknowledged(store_spec, tmp_path):
                 receipts[sid][eid] = int(crc)
             assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (trial, status)
             kills += 1
+            if settled is not None:
+                settled.wait()
 
             found = _load(store, sid)
             if found is None:  # killed before it created the session
@@ -174,6 +207,8 @@ def test_sigkill_mid_turn_loses_nothing_acknowledged(store_spec, tmp_path):
             receipts[sid][probe.id] = zlib.crc32(b"probe")
     finally:
         server.close()
+        if settled is not None:
+            settled.close()
     assert kills >= SESSIONS * TRIALS_PER_SESSION
     # A kill during create_session leaves no half-made session: every one is listed and opens.
     listed = {r.id for r in store.list_sessions()}
