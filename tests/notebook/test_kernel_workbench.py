@@ -122,7 +122,8 @@ def test_replay_verb_replays_into_a_sibling_branch_and_says_what_it_could_not_re
 def test_fan_out_mistakes_are_one_line_and_every_variant_failing_is_one_turn_failure(nb):
     sid = nb.fresh()
     k = nb.k
-    k.ok(MODELS + "\nV = [{'temperature': 0}, {'temperature': 1}]")
+    # the kernel is shared: a W another test left would be a variable here (--variants W must name none)
+    k.ok(MODELS + "\nV = [{'temperature': 0}, {'temperature': 1}]\nglobals().pop('W', None)")
     nb.cell("hello", cell_id=new_cell_id())
     n = len(entries(nb, sid))
     for options, says in (
@@ -195,12 +196,15 @@ def test_did_you_mean_suggests_what_applies_here_and_model_takes_a_notebook_func
         r = nb.cell("x", cell_id=new_cell_id(), options=line) if cell else k.run(f"%durable {line}")
         assert r.status == "error" and says in r.stderr, (line, r.stderr)
     k.ok("def terse(messages):\n    return 'terse %d' % len(messages)")
-    r = k.ok("%durable model terse")
-    assert r.stdout.strip() == "model: terse"
-    r = nb.cell("hello", cell_id=new_cell_id())
-    assert r.status == "ok" and k.value("_durable") == "terse 1", r.stderr
-    k.ok("def terse(messages):\n    return 'terser'")  # redefined: naming it again takes the new one
-    k.ok("%durable model terse")
-    nb.cell("again", cell_id=new_cell_id())
-    assert k.value("_durable") == "terser"
-    k.ok("%durable model offline")
+    try:
+        r = k.ok("%durable model terse")
+        assert r.stdout.strip() == "model: terse"
+        r = nb.cell("hello", cell_id=new_cell_id())
+        assert r.status == "ok" and k.value("_durable") == "terse 1", r.stderr
+        k.ok("def terse(messages):\n    return 'terser'")  # redefined: naming it again takes the new one
+        k.ok("%durable model terse")
+        nb.cell("again", cell_id=new_cell_id())
+        assert k.value("_durable") == "terser"
+        k.ok("%durable model offline")
+    finally:  # the shared kernel's model back to the default (unset), as other tests expect it
+        k.ok("%config DurableMagics.model = ''\ndel terse")
