@@ -2,7 +2,8 @@
 
 :class:`LabServer` starts ``jupyter lab`` on 127.0.0.1 (free port, token, a
 fresh config dir with the news pop-up off, root dir a temp dir, this checkout
-on the kernel's ``PYTHONPATH``) and stops it, and every kernel it started, by
+on the kernel's ``PYTHONPATH``, folder listings that never race a rename:
+``tests/e2e/contents.py``) and stops it, and every kernel it started, by
 PID. The server loads durable_nb's front-end extension as built in this
 checkout (``durable_nb/labextension``, built by ``./dev build``) through its
 own ``JUPYTER_PATH``, ahead of any copy installed in the environment; without
@@ -94,6 +95,7 @@ class LabServer:
             "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={self.token}",
             f"--ServerApp.root_dir={self.root_dir}",
+            "--ServerApp.contents_manager_class=tests.e2e.contents.ListingContentsManager",  # see that module
             "--expose-app-in-browser",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ]
