@@ -1,11 +1,13 @@
 """What is kept per agent so that the next look at its session is fast: the one registry.
 
     kept_tally(agent, "session", agent.entries())   # counts only what came since the last call
+    log_shape(agent).kinds, log_shape(agent).plain  # what the log holds: read once, then its new entries
     kept(agent).prepared, kept(agent).widgets       # the widget's preparation, its open widgets
 
 For each agent (any object that can be weakly referenced), held weakly, one :class:`Kept`: the
 running tallies of its whole log and of its active path (``%durable status`` and every widget
-share them, so each entry is priced once), the preparation of its next widget
+share them, so each entry is priced once), the log's :class:`Shape` (its entry types and kind
+counts: the open reads it, status, the widget and each turn read what came since), the preparation of its next widget
 (:mod:`durable_nb.widget.preparation` makes and takes it) and its open widgets. Nothing else keeps
 these. Pure: imports nothing from Jupyter; the widget's objects are held, never imported.
 """
@@ -13,15 +15,16 @@ these. Pure: imports nothing from Jupyter; the widget's objects are held, never 
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from .cost import Tally, tally
-from .session import MessageEntry
+from .session import CompactionEntry, Entry, MessageEntry, entry_kind
 
-_MESSAGE = attrgetter("message")
+_MESSAGE, _INJECTED, _ROLE = attrgetter("message"), attrgetter("injected"), attrgetter("role")
 Counted = Literal["session", "path"]  # what a running tally counts: the whole log, or a root-first path
 
 
@@ -33,12 +36,79 @@ class Running(NamedTuple):
     tally: Tally
 
 
+class Shape(NamedTuple):
+    """What the first ``n`` entries of a log hold, the last being ``last_id``: ``types`` (their
+    classes), ``injected`` (the ``injected`` values of the message entries' messages) and ``kinds``
+    (entry counts by :func:`~durable_nb.session.entry_kind`, in the order each kind first appears).
+    What holds for the log holds for any of its paths: a path's entries are among the log's."""
+
+    n: int
+    last_id: str
+    types: frozenset[type]
+    injected: frozenset[Any]
+    kinds: dict[str, int]
+
+    @property
+    def messages_only(self) -> bool:
+        """Every entry is a :class:`~durable_nb.session.MessageEntry` (``False`` for no entry)."""
+        return self.types == {MessageEntry}
+
+    @property
+    def plain(self) -> bool:
+        """Every entry is a message entry, none injected (meta or ephemeral): the common long log."""
+        return self.messages_only and self.injected == {None}
+
+    @property
+    def compactions(self) -> bool:
+        """Some entry is a :class:`~durable_nb.session.CompactionEntry`."""
+        return any(issubclass(t, CompactionEntry) for t in self.types)
+
+
+def shape_of(entries: Sequence[Entry], before: Shape | None = None) -> Shape:
+    """Return the :class:`Shape` of ``entries`` (a log in append order), or with ``before`` (the shape
+    of the entries logged before them) of the whole. O(len(entries)): at C speed for message entries
+    none injected (their kind is their role), else :func:`~durable_nb.session.entry_kind` of each."""
+    types = set(map(type, entries))
+    kinds: dict[str, int] | None = None
+    if types == {MessageEntry}:
+        messages = list(map(_MESSAGE, entries))
+        injected = set(map(_INJECTED, messages))
+        if injected == {None}:
+            kinds = Counter(map(_ROLE, messages))
+    else:
+        injected = {e.message.injected for e in entries if isinstance(e, MessageEntry)}
+    if kinds is None:
+        kinds = Counter(map(entry_kind, entries))
+    b = before if before is not None else Shape(0, "", frozenset(), frozenset(), {})
+    total = dict(b.kinds)  # the kinds seen before keep their places
+    for k, v in kinds.items():
+        total[k] = total.get(k, 0) + v
+    last = entries[-1].id if entries else b.last_id
+    return Shape(b.n + len(entries), last, b.types | types, b.injected | injected, total)
+
+
+def log_shape(agent: Any) -> Shape:
+    """Return the :class:`Shape` of ``agent``'s whole log (``agent.entries()``) from the one kept for it,
+    taking in the entries logged since (a log that no longer extends it is read again), and keep it.
+    O(entries logged since the last call); O(n) the first time (the notebook's open)."""
+    k = kept(agent)
+    s = k.shape
+    tail = agent.entries(s.n - 1) if s is not None and s.n else []
+    if s is not None and s.n and tail and tail[0].id == s.last_id:
+        if len(tail) > 1:
+            s = k.shape = shape_of(tail[1:], s)
+        return s
+    s = k.shape = shape_of(agent.entries())
+    return s
+
+
 @dataclass
 class Kept:
     """What is kept for one agent: ``tallies`` (:func:`kept_tally`), ``prepared`` (its next
     widget's preparation, or ``None``) and ``widgets`` (its open widgets, held weakly)."""
 
     tallies: dict[Counted, Running] = field(default_factory=dict)
+    shape: Shape | None = None  # of the agent's log (log_shape)
     prepared: Any = None
     widgets: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
 
@@ -65,12 +135,13 @@ def every_widget() -> Iterator[Any]:
         yield from list(k.widgets)
 
 
-def kept_tally(owner: Any, counted: Counted, entries: Sequence[Any]) -> Tally:
+def kept_tally(owner: Any, counted: Counted, entries: Sequence[Any], messages_only: bool = False) -> Tally:
     """Return the :func:`~durable_nb.cost.tally` of the messages of the message entries among
     ``entries`` (``counted`` ``"session"``: ``owner``'s whole log; ``"path"``: a root-first path),
     starting from the tally kept for ``owner`` and ``counted`` when ``entries`` extends what it
     counted (same length or longer, same entry at the counted end; recounted otherwise), and keep
-    the result. O(entries not counted before); O(len(entries)) the first time.
+    the result. ``messages_only``: the caller knows every entry is a message entry (its log's
+    :attr:`Shape.messages_only`). O(entries not counted before); O(len(entries)) the first time.
     """
     n, last, t = kept(owner).tallies.get(counted, Running(0, "", Tally()))
     if not (0 < n <= len(entries) and entries[n - 1].id == last):
@@ -78,7 +149,7 @@ def kept_tally(owner: Any, counted: Counted, entries: Sequence[Any]) -> Tally:
     new = entries[n:] if n else entries
     messages = (
         map(_MESSAGE, new)  # at C speed: a log of message entries only (the common long log)
-        if new and set(map(type, new)) == {MessageEntry}
+        if new and (messages_only or set(map(type, new)) == {MessageEntry})
         else (e.message for e in new if isinstance(e, MessageEntry))
     )
     t = tally(messages, t)
@@ -95,8 +166,9 @@ def keep_tally(owner: Any, counted: Counted, n: int, last: str, t: Tally) -> Non
 def session_tally(agent: Any, entries: Sequence[Any]) -> Tally:
     """Return :func:`kept_tally` of ``agent``'s whole log ``entries``; when its active path is the
     whole log (no branch: the depth is the log's length) the path's tally is the same, and is kept
-    too. O(entries not counted before)."""
-    t = kept_tally(agent, "session", entries)
+    too. O(entries not counted before); the log's :func:`log_shape` says whether all are messages."""
+    shape = log_shape(agent)
+    t = kept_tally(agent, "session", entries, shape.n == len(entries) and shape.messages_only)
     if entries and agent.depth == len(entries):
         keep_tally(agent, "path", len(entries), agent.leaf_id, t)
     return t

@@ -18,6 +18,7 @@ from typing import cast
 from .. import ai
 from ..durable import Agent
 from ..errors import DurableError, UnknownEntry
+from ..kept import log_shape
 from ..kinds.note import Note
 from ..session import Entry, MessageEntry, is_ephemeral, is_turn_start
 
@@ -58,12 +59,14 @@ class CellIndex:
 
     def latest(self) -> dict[str, Entry]:
         """Return ``{origin: latest durable entry made by it}``. O(new entries), so a turn does no work
-        proportional to the log (at C speed for new entries that are all message entries, none
-        ephemeral: each one's origin is its message's)."""
+        proportional to the log (at C speed when the log's entries are all message entries, none
+        ephemeral, :func:`~durable_nb.kept.log_shape`, read here first at the open: each one's origin is
+        its message's)."""
+        shape = log_shape(self.agent)  # the log's new entries are among the ones it describes
         new = self.agent.entries(self._seen)
         self._seen += len(new)
-        plain = cast(list[MessageEntry], new) if new and set(map(type, new)) == {MessageEntry} else None
-        if plain is not None and ai.Injection.EPHEMERAL not in {e.message.injected for e in plain}:
+        if new and shape.messages_only and ai.Injection.EPHEMERAL not in shape.injected:
+            plain = cast(list[MessageEntry], new)
             made: dict[str | None, Entry] = dict(zip([e.message.origin for e in plain], plain))
             made.pop("", None)  # the latest entry of each origin, in first-seen order; none for no origin
             made.pop(None, None)

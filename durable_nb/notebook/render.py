@@ -22,13 +22,12 @@ import html
 import os
 import re
 import time
-from collections import Counter
 from collections.abc import Sequence
-from operator import attrgetter
 
 from .. import ai
+from ..kept import shape_of
 from ..models import ModelLike
-from ..session import MessageEntry, Store, describe, entry_kind
+from ..session import Store, describe
 
 _MD = None
 INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);", re.IGNORECASE)
@@ -306,14 +305,7 @@ def staged_text(staged: Sequence) -> str:
 def counts(entries: Sequence) -> dict[str, int]:
     """Return entry counts by kind: ``user``, ``assistant``, ``tool_result``, ``meta``,
     ``ephemeral``, ``compaction`` and each custom kind (zero counts left out), in the order each kind
-    first appears. O(n): at C speed for a log of message entries none injected (the common long log),
-    else :func:`~durable_nb.session.entry_kind` of each."""
-    if entries and set(map(type, entries)) == {MessageEntry}:
-        messages = list(map(attrgetter("message"), entries))
-        if set(map(attrgetter("injected"), messages)) == {None}:  # the kind is the role
-            return dict(Counter(map(attrgetter("role"), messages)))
-    out: dict[str, int] = {}
-    for e in entries:
-        k = entry_kind(e)
-        out[k] = out.get(k, 0) + 1
-    return out
+    first appears (:func:`~durable_nb.kept.shape_of`'s ``kinds``; ``%durable status`` reads the
+    agent's kept one, :func:`~durable_nb.kept.log_shape`). O(n): at C speed for a log of message
+    entries none injected (the common long log), else :func:`~durable_nb.session.entry_kind` of each."""
+    return shape_of(entries).kinds

@@ -204,7 +204,7 @@ def _interrupted(call: ai.ToolCall) -> ai.Message:
     )
 
 
-def transcript_view(path: Sequence[Entry]) -> list[Entry]:
+def transcript_view(path: Sequence[Entry], plain: bool = False) -> list[Entry]:
     """Return the entries a person reads for ``path``, in order.
 
     Injected messages (meta and ephemeral) and bookkeeping entries (a label,
@@ -212,8 +212,11 @@ def transcript_view(path: Sequence[Entry]) -> list[Entry]:
     names) are hidden; other custom entries and compaction markers are kept
     (compaction deletes nothing a reader wrote). Show a kept message with
     :func:`display_text`, which leaves out :class:`~durable_nb.ai.Reminder`
-    blocks. O(len(path)): at C speed for a path of message entries none injected (all kept).
+    blocks. O(len(path)): at C speed for a path of message entries none injected (all kept);
+    ``plain``: the caller knows it is one (its log's, :attr:`durable_nb.kept.Shape.plain`), a list copy.
     """
+    if plain:
+        return list(path)
     if path and set(map(type, path)) == {MessageEntry}:
         if {e.message.injected for e in cast(Sequence[MessageEntry], path)} == {None}:
             return list(path)

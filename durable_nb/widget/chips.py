@@ -26,16 +26,15 @@ class Chips:
         self._on: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
 
     @classmethod
-    def of(cls, entries: Iterable[Entry]) -> Chips:
-        """Return the chips of ``entries`` (a log in append order). O(n), at C speed for a log with no
-        custom entry."""
+    def of(cls, entries: Iterable[Entry], types: Iterable[type] | None = None) -> Chips:
+        """Return the chips of ``entries`` (a log in append order; ``types``: their classes, when the caller
+        knows them or a superset, :attr:`~durable_nb.kept.Shape.types`). O(n), at C speed for a log with no custom
+        entry; O(1) when ``types`` says so."""
         chips = cls()
         entries = entries if isinstance(entries, list) else list(entries)
-        if not any(issubclass(t, CustomEntry) for t in set(map(type, entries))):
+        if not any(issubclass(t, CustomEntry) for t in (set(map(type, entries)) if types is None else types)):
             return chips
-        for e in entries:
-            if isinstance(e, CustomEntry):
-                chips.add(e)
+        chips.add_all(e for e in entries if isinstance(e, CustomEntry))
         return chips
 
     def add(self, entry: Entry) -> str | None:
@@ -49,6 +48,11 @@ class Chips:
         before = chips.get(key)
         chips[key] = {**chip, "count": (before["count"] if before else 0) + 1}
         return target
+
+    def add_all(self, entries: Iterable[Entry]) -> None:
+        """Take each of ``entries`` into account (:meth:`add`), in order. O(len(entries))."""
+        for e in entries:
+            self.add(e)
 
     def on(self, entry_id: str) -> list[dict[str, Any]]:
         """Return the chips drawn on ``entry_id`` (``[]`` for none). O(its chips)."""

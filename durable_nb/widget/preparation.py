@@ -23,7 +23,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from ..collector import settle
-from ..kept import kept, kept_tally
+from ..kept import keep_tally, kept, kept_tally
 from ..session import Entry
 from .follow import main_thread_caller
 from .idle import Gate, quick_switches, when_idle
@@ -105,11 +105,15 @@ class Prepared:
                     if a is None:
                         return
                     pause()
-                    self.at_leaf.finish(a)  # O(depth), in Python
+                    shape, path = self.at_leaf.shape, self.at_leaf.path  # of the log and path as they were then
+                    t = kept_tally(a, "session", entries, shape.messages_only)  # what %durable status counted is reused
+                    chain = len(path) == len(entries) and path == entries  # the log is its path (C speed: same objects)
+                    if chain:  # then the path's tally is the same (what session_tally keeps)
+                        keep_tally(a, "path", len(path), self.at_leaf.leaf, t)
                     pause()
-                    kept_tally(a, "session", entries)  # kept for the widget (what %durable status counted is reused)
+                    self.at_leaf.finish(a)  # O(depth), in Python; list copies for a log of plain messages
                     pause()
-                    self.layout = layout_of(entries, distinct=distinct)
+                    self.layout = layout_of(entries, distinct=distinct, shape=shape, chain=chain)
             except Exception:  # noqa: BLE001 - the widget then lays it out itself, and reports any error
                 pass
 

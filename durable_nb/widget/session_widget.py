@@ -14,7 +14,7 @@ import traitlets
 
 from ..cost import tally
 from ..errors import DurableError
-from ..kept import keep_tally, session_tally
+from ..kept import keep_tally, log_shape, session_tally
 from ..kinds.leaf_move import move_leaf
 from ..notebook import page
 from ..session import Entry, Finder, MessageEntry
@@ -130,14 +130,16 @@ class SessionWidget(anywidget.AnyWidget):
         agent = self.agent
         entries, distinct = log_of(agent)
         ready = preparation.take(agent, entries) if self._hide is None else None
+        shape = log_shape(agent)  # what the log holds (kept: O(entries since it was last read))
         if ready is not None and ready.layout is not None:  # prepared ahead: add what was logged since
             self._layout = extended(ready.layout, entries[ready.count :])
         else:
-            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide, distinct)
+            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide, distinct, shape)
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = session_tally(agent, entries)
-        self._chips = Chips.of([*entries, *self._annotations])
+        self._chips = Chips.of(entries, shape.types)  # the log's types now: a superset of these entries'
+        self._chips.add_all(self._annotations)
         if ready is not None:
             self._followed = Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
@@ -331,11 +333,11 @@ class SessionWidget(anywidget.AnyWidget):
         """Return :meth:`line` for the layout's lines ``start`` to ``stop`` (at most :data:`MAX_LINES`)."""
         return [self.line(i) for i in self._layout.ids(start, min(stop, max(0, start) + MAX_LINES))]
 
-    def _static_state(self) -> dict[str, Any]:
-        """Return what the static fallback draws (:mod:`durable_nb.widget.fallback`): the traits, plus
-        ``lines``: the first and last ``fallback.ROWS`` lines (all of them in a small session). O(ROWS)."""
+    def _static_state(self, lines: bool = True) -> dict[str, Any]:
+        """Return what the static fallback draws (:mod:`durable_nb.widget.fallback`): the traits, plus ``lines``: the
+        first and last ``fallback.ROWS`` lines (all in a small session; none for ``lines=False``). O(ROWS)."""
         n, k = len(self._layout), fallback.ROWS
-        head = self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
+        head = [] if not lines else self.lines(0, n) if n <= 2 * k else [*self.lines(0, k), *self.lines(n - k, n)]
         state = {
             k: getattr(self, k)
             for k in (
@@ -354,7 +356,7 @@ class SessionWidget(anywidget.AnyWidget):
         return {**state, "shown_leaf": shown, "lines": head, "line_count": n, "entry_count": self._count}
 
     def __repr__(self) -> str:
-        return f"SessionWidget({fallback.header(self._static_state())})"
+        return f"SessionWidget({fallback.header(self._static_state(lines=False))})"
 
     def fallback_bundle(self, view_items: int | None = None) -> dict[str, str]:
         """Return the static fallback as it would be displayed now: ``text/plain`` and ``text/html``

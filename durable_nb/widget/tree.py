@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from .. import ai
 from ..errors import DurableError
+from ..kept import Shape
 from ..session import Entry, MessageEntry, is_aside, kind_group
 from ..session import kinds as _kinds
 from .layout import Layout
@@ -66,16 +67,29 @@ def agent_layout(agent: Any, hide: Callable[[Entry], bool] | None = None) -> Lay
     return layout_of(agent.entries(), hide)
 
 
-def layout_of(entries: list[Entry], hide: Callable[[Entry], bool] | None = None, distinct: bool = False) -> Layout:
+def layout_of(
+    entries: list[Entry],
+    hide: Callable[[Entry], bool] | None = None,
+    distinct: bool = False,
+    shape: Shape | None = None,
+    chain: bool = False,
+) -> Layout:
     """Return the :class:`~durable_nb.widget.layout.Layout` of ``entries``, a log in append order
     (``hide``: entries not drawn; ``distinct``: their ids are known distinct, see
-    :meth:`~durable_nb.widget.layout.Layout.build`). O(n); the two rules per entry at C speed for a
-    log of message entries none ephemeral (:func:`off_chain` and :func:`never_drawn` are then False)."""
-    ids = [e.id for e in entries]
-    parents = [e.parent_id for e in entries]
+    :meth:`~durable_nb.widget.layout.Layout.build`; ``shape``: their :class:`~durable_nb.kept.Shape`,
+    when the caller holds it; ``chain``: the log is known to be its active path, each entry the child
+    of the one before). O(n); the two rules per entry at C speed for a log of message entries none
+    ephemeral (:func:`off_chain` and :func:`never_drawn` are then False), read from ``shape`` when
+    given; a chain's parents are its ids shifted by one (no pass over the entries)."""
     n = len(entries)
-    plain = n and set(map(type, entries)) == {MessageEntry}
-    if plain and _EPHEMERAL not in {e.message.injected for e in cast(list[MessageEntry], entries)}:
+    ids = [e.id for e in entries]
+    parents = [entries[0].parent_id, *ids[:-1]] if chain and n else [e.parent_id for e in entries]
+    if shape is not None and shape.n == n:
+        plain = shape.messages_only and _EPHEMERAL not in shape.injected
+    else:
+        plain = bool(n) and set(map(type, entries)) == {MessageEntry}
+        plain = plain and _EPHEMERAL not in {e.message.injected for e in cast(list[MessageEntry], entries)}
+    if plain:
         off, never = [False] * n, [False] * n
     else:
         off, never = [off_chain(e) for e in entries], [never_drawn(e) for e in entries]

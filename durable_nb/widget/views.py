@@ -16,7 +16,7 @@ from typing import Any
 
 from ..cost import Tally, format_tally, tally
 from ..errors import DurableError
-from ..kept import keep_tally, kept_tally
+from ..kept import keep_tally, kept_tally, log_shape
 from ..session import (
     CompactionEntry,
     Entry,
@@ -166,6 +166,7 @@ class PathState:
         path copy (any thread: what a preparation does in the background)."""
         path = agent.path()
         self.leaf, self.path = agent.leaf_id, path
+        self.shape = log_shape(agent)  # what the log holds holds for the path (its entries are the log's)
         kept = agent.view_builder_if_built() if later else agent.view_builder()  # the agent's, when it holds it
         self._build = kept is None  # the builder is made from the path copy in finish()
         self.builder: ViewBuilder = kept if kept is not None else ViewBuilder()
@@ -178,12 +179,15 @@ class PathState:
     def finish(self, agent: Any) -> None:
         """Compute the path's tally (:func:`~durable_nb.kept.kept_tally`: kept, checked when read),
         transcript view and elided count (and the builder, for ``later`` when the agent did not hold
-        it: from the path copy, not the agent's cache). O(depth), or O(new entries) for a tally kept before."""
+        it: from the path copy, not the agent's cache). O(depth), or O(new entries) for a tally kept
+        before; a list copy for the transcript and O(1) for the elided count of a log of plain
+        messages (the log's :class:`~durable_nb.kept.Shape`: none injected, no compaction)."""
         if self._build:
             self.builder = view_builder(self.path)
-        self.cost = kept_tally(agent, "path", self.path)
-        self.transcript = transcript_view(self.path)
-        self.elided = elided_count(self.path)
+        shape = self.shape
+        self.cost = kept_tally(agent, "path", self.path, shape.messages_only)
+        self.transcript = transcript_view(self.path, shape.plain)
+        self.elided = elided_count(self.path) if shape.compactions else 0
 
 
 def past_fork(old: list[Entry], new: list[Entry]) -> list[str]:

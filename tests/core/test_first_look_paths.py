@@ -219,3 +219,69 @@ def test_fresh_ids_added_to_a_chain_without_its_index_make_none(n):
     assert far.lines == slow_far.lines and "nope" not in far and plain(far) == plain(slow_far)
     assert n < 1024 or kept_lazy  # children near the leaf make no index
     assert "nope" not in lazy and plain(lazy) == plain(slow)
+
+
+def test_a_log_shape_read_in_parts_is_the_shape_of_the_whole():
+    from durable_nb.kept import shape_of
+    from durable_nb.kinds.note import Note
+
+    log = [
+        *chain(6),
+        msg("m", "e5", injected=ai.Injection.META),
+        msg("p", "e5", injected=ai.Injection.EPHEMERAL),
+        Note(id="n", parent_id="e5", body="b"),
+        CompactionEntry(id="c", parent_id="n", summary="s"),
+        *chain(3, "c"),
+    ]
+    whole = shape_of(log)
+    assert whole.kinds == counts(log) and whole.n == len(log) and whole.last_id == log[-1].id
+    assert not whole.messages_only and not whole.plain and whole.compactions
+    assert whole.types == {type(e) for e in log} and ai.Injection.EPHEMERAL in whole.injected
+    for cut in range(len(log) + 1):
+        assert shape_of(log[cut:], shape_of(log[:cut])) == whole
+    plain = shape_of(chain(4))
+    assert plain.plain and plain.messages_only and not plain.compactions and plain.kinds == {"user": 2, "assistant": 2}
+    assert not shape_of([]).messages_only and shape_of([]).kinds == {}
+
+
+def test_an_agents_kept_shape_follows_its_log():
+    from durable_nb.kept import log_shape, shape_of
+
+    agent = durable.Agent()
+    agent.run("hi").wait()
+    assert log_shape(agent) == shape_of(agent.entries()) and log_shape(agent).plain
+    agent.append(durable.meta("a note for the model"))
+    agent.run("again").wait()
+    assert log_shape(agent) == shape_of(agent.entries()) and not log_shape(agent).plain
+    forget(agent)
+    assert log_shape(agent) == shape_of(agent.entries())
+
+
+@pytest.mark.parametrize("first_parent", ["", "gone"])
+def test_a_chain_known_from_its_path_is_laid_out_as_one_read_from_its_entries(first_parent):
+    from durable_nb.kept import shape_of
+
+    for n in (1, 2, 700):
+        log = chain(n, first_parent)
+        known = layout_of(log, distinct=True, shape=shape_of(log), chain=True)
+        assert plain(known) == plain(layout_of(log, distinct=True))
+        assert known._raw == [e.parent_id for e in log]
+    eph = [*chain(5), msg("p", "e4", injected=ai.Injection.EPHEMERAL)]
+    assert layout_of(eph, shape=shape_of(eph)).__dict__ == general_layout(eph).__dict__
+
+
+def test_a_plain_path_is_its_own_transcript():
+    log = chain(5)
+    assert transcript_view(log, plain=True) == transcript_view(log) == log
+    assert transcript_view(log, plain=True) is not log
+
+
+def test_chips_of_a_log_whose_types_are_known_are_its_chips():
+    from durable_nb.kept import shape_of
+    from durable_nb.kinds.note import Note
+    from durable_nb.widget.chips import Chips
+
+    log = chain(3)
+    assert len(Chips.of(log, shape_of(log).types)) == 0
+    noted = [*log, Note(id="n", parent_id="e2", body="b")]
+    assert list(Chips.of(noted, shape_of(noted).types).items()) == list(Chips.of(noted).items())
