@@ -22,7 +22,7 @@ from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from .cost import Tally, tally
-from .session import CompactionEntry, Entry, MessageEntry, entry_kind
+from .session import CompactionEntry, Entry, MessageEntry
 
 _MESSAGE, _INJECTED, _ROLE = attrgetter("message"), attrgetter("injected"), attrgetter("role")
 Counted = Literal["session", "path"]  # what a running tally counts: the whole log, or a root-first path
@@ -40,13 +40,15 @@ class Shape(NamedTuple):
     """What the first ``n`` entries of a log hold, the last being ``last_id``: ``types`` (their
     classes), ``injected`` (the ``injected`` values of the message entries' messages) and ``kinds``
     (entry counts by :func:`~durable_nb.session.entry_kind`, in the order each kind first appears).
-    What holds for the log holds for any of its paths: a path's entries are among the log's."""
+    What holds for the log holds for any of its paths: a path's entries are among the log's. ``kinds``
+    is ``None`` unless every entry is a message entry none injected (then its kind is its role, counted
+    at C speed; any other log is counted by :func:`~durable_nb.notebook.render.counts`)."""
 
     n: int
     last_id: str
     types: frozenset[type]
     injected: frozenset[Any]
-    kinds: dict[str, int]
+    kinds: dict[str, int] | None
 
     @property
     def messages_only(self) -> bool:
@@ -66,8 +68,10 @@ class Shape(NamedTuple):
 
 def shape_of(entries: Sequence[Entry], before: Shape | None = None) -> Shape:
     """Return the :class:`Shape` of ``entries`` (a log in append order), or with ``before`` (the shape
-    of the entries logged before them) of the whole. O(len(entries)): at C speed for message entries
-    none injected (their kind is their role), else :func:`~durable_nb.session.entry_kind` of each."""
+    of the entries logged before them) of the whole. O(len(entries)), at C speed for message entries
+    (a type test per entry for others, and their kinds are not counted)."""
+    if not entries:
+        return before if before is not None else Shape(0, "", frozenset(), frozenset(), {})
     types = set(map(type, entries))
     kinds: dict[str, int] | None = None
     if types == {MessageEntry}:
@@ -77,14 +81,13 @@ def shape_of(entries: Sequence[Entry], before: Shape | None = None) -> Shape:
             kinds = Counter(map(_ROLE, messages))
     else:
         injected = {e.message.injected for e in entries if isinstance(e, MessageEntry)}
-    if kinds is None:
-        kinds = Counter(map(entry_kind, entries))
     b = before if before is not None else Shape(0, "", frozenset(), frozenset(), {})
-    total = dict(b.kinds)  # the kinds seen before keep their places
-    for k, v in kinds.items():
-        total[k] = total.get(k, 0) + v
-    last = entries[-1].id if entries else b.last_id
-    return Shape(b.n + len(entries), last, b.types | types, b.injected | injected, total)
+    total = None
+    if kinds is not None and b.kinds is not None:
+        total = dict(b.kinds)  # the kinds seen before keep their places
+        for k, v in kinds.items():
+            total[k] = total.get(k, 0) + v
+    return Shape(b.n + len(entries), entries[-1].id, b.types | types, b.injected | injected, total)
 
 
 def log_shape(agent: Any) -> Shape:
@@ -100,6 +103,15 @@ def log_shape(agent: Any) -> Shape:
         return s
     s = k.shape = shape_of(agent.entries())
     return s
+
+
+def kept_shape(agent: Any, entries: Sequence[Entry]) -> Shape | None:
+    """Return the :class:`Shape` kept for ``agent`` when it describes exactly ``entries`` (its whole log
+    as just read: as many, the same last id), else ``None``; never reads the log. O(1)."""
+    s = kept(agent).shape
+    if s is not None and s.n == len(entries) and s.last_id == (entries[-1].id if entries else ""):
+        return s
+    return None
 
 
 @dataclass

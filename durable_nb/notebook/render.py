@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from .. import ai
 from ..kept import shape_of
 from ..models import ModelLike
-from ..session import Store, describe
+from ..session import Store, describe, entry_kind
 
 _MD = None
 INLINE_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp);", re.IGNORECASE)
@@ -305,7 +305,14 @@ def staged_text(staged: Sequence) -> str:
 def counts(entries: Sequence) -> dict[str, int]:
     """Return entry counts by kind: ``user``, ``assistant``, ``tool_result``, ``meta``,
     ``ephemeral``, ``compaction`` and each custom kind (zero counts left out), in the order each kind
-    first appears (:func:`~durable_nb.kept.shape_of`'s ``kinds``; ``%durable status`` reads the
-    agent's kept one, :func:`~durable_nb.kept.log_shape`). O(n): at C speed for a log of message
-    entries none injected (the common long log), else :func:`~durable_nb.session.entry_kind` of each."""
-    return shape_of(entries).kinds
+    first appears. O(n): at C speed for a log of message entries none injected (the common long log:
+    :func:`~durable_nb.kept.shape_of`'s ``kinds``, which ``%durable status`` reads from the agent's
+    kept :func:`~durable_nb.kept.log_shape`), else :func:`~durable_nb.session.entry_kind` of each."""
+    kinds = shape_of(entries).kinds
+    if kinds is not None:
+        return kinds
+    out: dict[str, int] = {}
+    for e in entries:
+        k = entry_kind(e)
+        out[k] = out.get(k, 0) + 1
+    return out

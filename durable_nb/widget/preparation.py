@@ -1,16 +1,17 @@
 """Preparing a long session's first widget ahead, and the registries of open widgets and preparations.
 
     after_cell(agent)     # what the notebook calls when a %durable cell ends: prepare() soon after
-    prepare(agent)        # the layout in a background thread, the views now
+    prepare(agent)        # once the kernel is idle: copies on its loop, the layout and views in a thread
     take(agent, entries)  # the agent's next widget: the preparation, or None
     sync_widgets(agent)   # every open widget of the agent syncs
 
 A first widget lays out the whole log, tallies every reply and builds the active path's views:
 O(n), about 1.5 s at 300k entries on a slow core. For a log of :data:`PREPARE_MIN` entries or more
-the notebook prepares it when a ``%durable`` cell ends: the layout in a background thread that
-reads only the entries logged so far, the views from the agent's kept active path; the next
-widget takes it and adds what was logged since, so a later ``%durable show`` paints at once. A
-show that comes before the layout is done waits for it. The preparation and the open widgets are
+the notebook prepares it when a ``%durable`` cell ends and the kernel has been idle a while: the
+layout in a background thread that reads only the entries logged so far, the views from the
+agent's kept active path; the next widget takes it and adds what was logged since, so a later
+``%durable show`` paints at once. A show that comes before it started does it itself; one that
+comes while the thread works waits for it. The preparation and the open widgets are
 kept per agent, weakly, in :func:`durable_nb.kept.kept`, beside the running tallies.
 """
 
@@ -23,7 +24,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from ..collector import settle
-from ..kept import keep_tally, kept, kept_tally
+from ..kept import keep_tally, kept, kept_shape, kept_tally
 from ..session import Entry
 from .follow import main_thread_caller
 from .idle import Gate, quick_switches, when_idle
@@ -53,12 +54,14 @@ PREPARE_MIN = 20_000  # entries from which a first widget's state is worth prepa
 
 
 class _Worker:
-    """A preparation's thread: started by :meth:`start` (once the kernel is idle,
-    :func:`~durable_nb.widget.idle.when_idle`); :meth:`join` runs the work in the caller's thread
-    when it has not started yet (a widget that needs it now), else waits for it."""
+    """A preparation's steps: ``copy()`` on the agent's thread (it returns False when there is nothing
+    to prepare), then ``work(in_thread)``. :meth:`start` (once the kernel is idle,
+    :func:`~durable_nb.widget.idle.when_idle`, on its loop) copies and starts the work in a thread;
+    :meth:`join` (a widget that needs it now, on the agent's thread) copies and works in the caller
+    when it has not started yet, else waits for the thread."""
 
-    def __init__(self, work: Callable[[bool], None]) -> None:
-        self._work = work  # work(in_thread)
+    def __init__(self, copy: Callable[[], bool], work: Callable[[bool], None]) -> None:
+        self._copy, self._work = copy, work
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._here = False
@@ -67,6 +70,10 @@ class _Worker:
         with self._lock:
             if self._thread is not None or self._here:
                 return
+            self._here = not self._copy()
+            if self._here:
+                return
+            settle()  # the copies just made go to the oldest generation: the next cell's collections skip them
             self._thread = threading.Thread(target=self._work, args=(True,), name="durable_nb-prepare", daemon=True)
             self._thread.start()
 
@@ -74,7 +81,7 @@ class _Worker:
         with self._lock:
             thread, here = self._thread, self._thread is None and not self._here
             self._here = self._here or here
-        if here:
+        if here and self._copy():
             self._work(False)
         elif thread is not None:
             thread.join(timeout)
@@ -83,41 +90,53 @@ class _Worker:
 class Prepared:
     """What the first widget of an agent computes from its whole log, computed ahead by
     :func:`prepare`: the layout (and the session's tally, kept) from the log as it was then, and the
-    state at the leaf (:class:`PathState`): its copies on the agent's thread now, the rest (its
-    tally, transcript and elided count, then the session's tally and the layout) in a background
-    thread that reads only those copies and that list of entries. The thread starts once the kernel
-    has been idle a while and pauses between steps while a cell runs (:mod:`~durable_nb.widget.idle`):
-    background work does not slow the next cell. ``layout`` is set when it is done (it stays ``None``
-    if laying out failed). ``entries``: the agent's log now (``distinct``: its ids are distinct)."""
+    state at the leaf (:class:`PathState`). Nothing is done on the kernel's loop right after the cell
+    (the next cell of Run All is not kept waiting): once the kernel has been idle a while, its copies
+    are made on the loop and the rest (the tallies, transcript and elided count, then the layout)
+    runs in a background thread that reads only those copies, pausing between steps while a cell runs
+    (:mod:`~durable_nb.widget.idle`). A widget that needs it before does it all at once itself
+    (:func:`take`). ``layout`` is set when it is done (it stays ``None`` if laying out failed);
+    ``count`` and ``last_id`` say which log it was made from."""
 
-    def __init__(self, agent: Any, entries: list[Entry], distinct: bool = False) -> None:
-        self.count = len(entries)
-        self.last_id = entries[-1].id if entries else ""
+    def __init__(self, agent: Any) -> None:
+        self.count, self.last_id = 0, ""
         self.layout: Layout | None = None
-        self.at_leaf = PathState(agent, later=True)  # copies, on this thread (at C speed)
+        self.at_leaf: PathState | None = None
         ref, gate = weakref.ref(agent), Gate()
+        log: list[Entry] = []
+        distinct = False
+
+        def copy() -> bool:  # on the agent's thread, at C speed
+            nonlocal log, distinct
+            a = ref()
+            if a is None:
+                return False
+            log, distinct = log_of(a)
+            self.count, self.last_id = len(log), log[-1].id if log else ""
+            self.at_leaf = PathState(a, later=True, shape=kept_shape(a, log))
+            return True
 
         def work(in_thread: bool) -> None:
             pause = gate.wait if in_thread else (lambda: None)
             try:
                 with quick_switches() if in_thread else nullcontext():
-                    a = ref()
-                    if a is None:
+                    a, at_leaf = ref(), self.at_leaf
+                    if a is None or at_leaf is None:
                         return
                     pause()
-                    shape, path = self.at_leaf.shape, self.at_leaf.path  # of the log and path as they were then
-                    t = kept_tally(a, "session", entries, shape.messages_only)  # what %durable status counted is reused
-                    chain = len(path) == len(entries) and path == entries  # the log is its path (C speed: same objects)
+                    shape, path = at_leaf.shape, at_leaf.path  # of the log and path as they were then
+                    t = kept_tally(a, "session", log, shape is not None and shape.messages_only)  # status's, reused
+                    chain = len(path) == len(log) and path == log  # the log is its path (C speed: same objects)
                     if chain:  # then the path's tally is the same (what session_tally keeps)
-                        keep_tally(a, "path", len(path), self.at_leaf.leaf, t)
+                        keep_tally(a, "path", len(path), at_leaf.leaf, t)
                     pause()
-                    self.at_leaf.finish(a)  # O(depth), in Python; list copies for a log of plain messages
+                    at_leaf.finish(a)  # O(depth), in Python; list copies for a log of plain messages
                     pause()
-                    self.layout = layout_of(entries, distinct=distinct, shape=shape, chain=chain)
+                    self.layout = layout_of(log, distinct=distinct, shape=shape, chain=chain)
             except Exception:  # noqa: BLE001 - the widget then lays it out itself, and reports any error
                 pass
 
-        self.thread = _Worker(work)
+        self.thread = _Worker(copy, work)
         when_idle(self.thread.start)
 
 
@@ -151,19 +170,18 @@ def prepare(agent: Any) -> Prepared | None:
 
     Returns the preparation, or ``None`` when there is nothing to prepare: a log shorter than
     :data:`PREPARE_MIN` (a widget lays it out at once), a preparation not yet taken, or an open
-    widget of ``agent`` that a new one copies its layout from. Cost here: O(depth) at C speed
-    with the agent's caches warm, and a collection of the young generations
-    (:func:`~durable_nb.collector.settle`: ~60 ms at 1M entries); the layout's O(n) runs in the
-    thread (a widget made meanwhile waits for it).
+    widget of ``agent`` that a new one copies its layout from. O(1) here; once the kernel is idle,
+    O(depth) at C speed on its loop with the agent's caches warm and a collection of the young
+    generations (:func:`~durable_nb.collector.settle`: ~60 ms at 1M entries); the layout's O(n)
+    runs in the thread (a widget made meanwhile waits for it, or does it all itself before).
     """
     k = kept(agent)
     if k.prepared is not None or any(w._hide is None and w.comm is not None for w in widgets_of(agent)):
         return None
-    entries, distinct = log_of(agent)
-    if len(entries) < PREPARE_MIN:
+    count = getattr(agent, "id_count", None)  # O(1): the log's distinct ids (as many as its entries, usually)
+    if (count() if count is not None else len(agent.entries())) < PREPARE_MIN:
         return None
-    p = k.prepared = Prepared(agent, entries, distinct)
-    settle()  # the copies just made go to the oldest generation, so the next cell's collections skip them
+    p = k.prepared = Prepared(agent)
     return p
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..cost import Tally, format_tally, tally
 from ..errors import DurableError
-from ..kept import keep_tally, kept_tally, log_shape
+from ..kept import Shape, keep_tally, kept_tally, log_shape
 from ..session import (
     CompactionEntry,
     Entry,
@@ -157,16 +157,17 @@ class PathState:
     """What following a leaf starts from: its path and the path's model view, transcript view,
     elided count and tally, each the widget's own (copies). O(depth)."""
 
-    def __init__(self, agent: Any, later: bool = False) -> None:
+    def __init__(self, agent: Any, later: bool = False, shape: Shape | None = None) -> None:
         """The state at ``agent``'s leaf, from the agent's kept active path and view (copies, at C
         speed; built first if the agent has not yet: O(depth) then, as a first turn would) and the
         path's :func:`~durable_nb.kept.kept_tally`. Call it on the agent's own thread. O(depth).
         ``later``: leave the tally, the transcript, the elided count and the model view's builder
         when the agent does not hold it built (O(depth) in Python) to :meth:`finish`, which reads the
-        path copy (any thread: what a preparation does in the background)."""
+        path copy (any thread: what a preparation does in the background); ``shape``: the log's
+        :class:`~durable_nb.kept.Shape` then, if the caller holds it (else each is found from the path)."""
         path = agent.path()
         self.leaf, self.path = agent.leaf_id, path
-        self.shape = log_shape(agent)  # what the log holds holds for the path (its entries are the log's)
+        self.shape = shape if later else log_shape(agent)  # the log's holds for the path (its entries are the log's)
         kept = agent.view_builder_if_built() if later else agent.view_builder()  # the agent's, when it holds it
         self._build = kept is None  # the builder is made from the path copy in finish()
         self.builder: ViewBuilder = kept if kept is not None else ViewBuilder()
@@ -185,9 +186,9 @@ class PathState:
         if self._build:
             self.builder = view_builder(self.path)
         shape = self.shape
-        self.cost = kept_tally(agent, "path", self.path, shape.messages_only)
-        self.transcript = transcript_view(self.path, shape.plain)
-        self.elided = elided_count(self.path) if shape.compactions else 0
+        self.cost = kept_tally(agent, "path", self.path, shape is not None and shape.messages_only)
+        self.transcript = transcript_view(self.path, shape is not None and shape.plain)
+        self.elided = elided_count(self.path) if shape is None or shape.compactions else 0
 
 
 def past_fork(old: list[Entry], new: list[Entry]) -> list[str]:

@@ -234,13 +234,14 @@ def test_a_log_shape_read_in_parts_is_the_shape_of_the_whole():
         *chain(3, "c"),
     ]
     whole = shape_of(log)
-    assert whole.kinds == counts(log) and whole.n == len(log) and whole.last_id == log[-1].id
+    assert whole.kinds is None and whole.n == len(log) and whole.last_id == log[-1].id  # counts() counts it
     assert not whole.messages_only and not whole.plain and whole.compactions
     assert whole.types == {type(e) for e in log} and ai.Injection.EPHEMERAL in whole.injected
     for cut in range(len(log) + 1):
         assert shape_of(log[cut:], shape_of(log[:cut])) == whole
     plain = shape_of(chain(4))
     assert plain.plain and plain.messages_only and not plain.compactions and plain.kinds == {"user": 2, "assistant": 2}
+    assert plain.kinds == counts(chain(4)) and shape_of(chain(4)[2:], shape_of(chain(4)[:2])) == plain
     assert not shape_of([]).messages_only and shape_of([]).kinds == {}
 
 

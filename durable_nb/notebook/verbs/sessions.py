@@ -11,7 +11,7 @@ from ...kept import kept_tally, log_shape, session_tally
 from ...session import KIND_NAMES, kind_of_store
 from ..context import Context
 from ..options import Call, Option
-from ..render import labels_text, model_label, plural, short, staged_text, store_place
+from ..render import counts, labels_text, model_label, plural, short, staged_text, store_place
 from .registry import verb
 
 
@@ -20,7 +20,8 @@ def status(ctx: Context, call: Call) -> None:
     st = ctx.state
     a = st.agent
     where = f"read-only copy of {st.inspected.source}" if st.inspected else store_place(st.store, a.session_id)
-    c = log_shape(a).kinds  # counted at the open, then only what came since
+    c = log_shape(a).kinds  # a log of plain messages: counted at the open, then only what came since
+    c = counts(a.entries()) if c is None else c
     whole = session_tally(a, a.entries())  # first: an unbranched log's path tally is the same one, kept
     lines = [
         f"session  {a.session_id}  ({where})",
