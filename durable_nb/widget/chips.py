@@ -26,15 +26,15 @@ class Chips:
         self._on: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
 
     @classmethod
-    def of(cls, entries: Iterable[Entry], types: Iterable[type] | None = None) -> Chips:
+    def of(cls, entries: Iterable[Entry], types: Iterable[type] | None = None, more: Iterable[Entry] = ()) -> Chips:
         """Return the chips of ``entries`` (a log in append order; ``types``: their classes, when the caller
-        knows them or a superset, :attr:`~durable_nb.kept.Shape.types`). O(n), at C speed for a log with no custom
-        entry; O(1) when ``types`` says so."""
+        knows them or a superset, :attr:`~durable_nb.kept.Shape.types`), then of ``more`` (annotations kept
+        elsewhere). O(n), at C speed for a log with no custom entry; O(1) when ``types`` says so."""
         chips = cls()
         entries = entries if isinstance(entries, list) else list(entries)
-        if not any(issubclass(t, CustomEntry) for t in (set(map(type, entries)) if types is None else types)):
-            return chips
-        chips.add_all(e for e in entries if isinstance(e, CustomEntry))
+        if any(issubclass(t, CustomEntry) for t in (set(map(type, entries)) if types is None else types)):
+            chips.add_all(e for e in entries if isinstance(e, CustomEntry))
+        chips.add_all(more)
         return chips
 
     def add(self, entry: Entry) -> str | None:

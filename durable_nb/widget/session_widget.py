@@ -130,16 +130,14 @@ class SessionWidget(anywidget.AnyWidget):
         agent = self.agent
         entries, distinct = log_of(agent)
         ready = preparation.take(agent, entries) if self._hide is None else None
-        shape = log_shape(agent)  # what the log holds (kept: O(entries since it was last read))
         if ready is not None and ready.layout is not None:  # prepared ahead: add what was logged since
             self._layout = extended(ready.layout, entries[ready.count :])
         else:
-            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide, distinct, shape)
+            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide, distinct, log_shape(agent))
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = session_tally(agent, entries)
-        self._chips = Chips.of(entries, shape.types)  # the log's types now: a superset of these entries'
-        self._chips.add_all(self._annotations)
+        self._chips = Chips.of(entries, log_shape(agent).types, self._annotations)  # the log's types (kept: O(1))
         if ready is not None:
             self._followed = Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
