@@ -175,7 +175,8 @@ def _open_llm(p: Path, conversation: str | None) -> Imported:
         if len(found) > 1:
             raise llm_sqlite.ChooseConversation(p, found)
         conversation = found[0].id
-    loaded = llm_sqlite.load(p, conversation)
+    with collector_paused():  # rows, part dicts and entries are acyclic
+        loaded = llm_sqlite.load(p, conversation)
     fill_times(loaded.entries, mtime_iso(p))
     agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id, adopt=True)
     return Imported(agent, "llm", p, loaded.warnings)
@@ -184,8 +185,12 @@ def _open_llm(p: Path, conversation: str | None) -> Imported:
 def _open_inspect(p: Path, conversation: str | None) -> Imported:
     if conversation is not None:
         raise DurableError(f"{p}: a conversation id is only for llm's SQLite log; this file is an Inspect log")
-    loaded = inspect_eval.load(p)
-    return Imported(in_memory(loaded.session_id, loaded.entries, loaded.leaf_id), "inspect", p, loaded.warnings)
+    with collector_paused():  # the samples read and the entries are acyclic
+        loaded = inspect_eval.load(p)
+    # read from the zip with msgspec, entries are handed over as they are; from inspect_ai's models (whose
+    # JSON reader takes NaN), through the store's encode and decode, which refuses what no store could keep
+    agent = in_memory(loaded.session_id, loaded.entries, loaded.leaf_id, adopt=not loaded.lenient)
+    return Imported(agent, "inspect", p, loaded.warnings)
 
 
 def stored_copy(store: Store, session_id: str) -> Imported:

@@ -104,7 +104,9 @@ def load(p: Path) -> Loaded:
         raise DurableError(f"{p}: not an Inspect log inspect_ai {inspect_ai.__version__} reads ({_first(e)})") from None
     except Exception as e:  # noqa: BLE001 - inspect_ai's own error on a damaged file, in one line
         raise DurableError(f"{p}: not an Inspect log inspect_ai {inspect_ai.__version__} reads ({_first(e)})") from None
-    return _loaded(p, log)
+    loaded = _loaded(p, log)
+    loaded.lenient = True
+    return loaded
 
 
 def _first(e: Exception) -> str:
