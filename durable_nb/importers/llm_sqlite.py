@@ -179,7 +179,9 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
     tips = [threads[t]["tip_message_hash"] for t in family] + [r["tip_message_hash"] for r in turns]
     everything = db.execute("select count(*) from turns").fetchone()[0]
     tree = llm_tree.tree(db, path, [t for t in tips if t], scan=len(turns) * 2 >= everything)
-    times, produced = _turn_times(tree.messages, sorted(turns, key=lambda r: r["datetime_utc"] or ""))
+    times, produced = _turn_times(
+        tree.messages, [_Turn(r) for r in sorted(turns, key=lambda r: r["datetime_utc"] or "")]
+    )
     entries: list[Entry] = []
     last_of: dict[str, str] = {}  # message hash -> the entry its children continue from
     no_parts: list[dict[str, Any]] = []
@@ -238,21 +240,31 @@ def _family(threads: dict[str, sqlite3.Row], cid: str) -> list[str]:
     return out
 
 
-def _turn_times(
-    rows: dict[str, tuple[Any, Any, Any]], turns: list[sqlite3.Row]
-) -> tuple[dict[str, str], dict[str, sqlite3.Row]]:
+class _Turn:
+    """What a ``turns`` row gives its messages: ``at`` (ISO time), ``tip``, ``parent`` (hashes), ``model``
+    (resolved, else asked) and ``usage`` (its integer token counts)."""
+
+    __slots__ = ("at", "tip", "parent", "model", "usage")
+
+    def __init__(self, r: sqlite3.Row) -> None:
+        self.at = iso(r["datetime_utc"])
+        self.tip, self.parent = r["tip_message_hash"], r["parent_message_hash"]
+        self.model = r["resolved_model"] or r["model"]
+        self.usage = {c: r[c] for c in ("input_tokens", "output_tokens") if isinstance(r[c], int)}
+
+
+def _turn_times(rows: dict[str, tuple[Any, Any, Any]], turns: list[_Turn]) -> tuple[dict[str, str], dict[str, _Turn]]:
     """Return each message's time (the earliest turn whose chain holds it) and, for the messages a
     turn produced (after its ``parent_message_hash``), that turn. O(messages + turns)."""
     times: dict[str, str] = {}
-    produced: dict[str, sqlite3.Row] = {}
+    produced: dict[str, _Turn] = {}
     for t in turns:
-        at = iso(t["datetime_utc"])
-        h = t["tip_message_hash"]
+        at, h, parent = t.at, t.tip, t.parent
         own = True
         walked: set[str] = set()  # a parent_hash cycle (a hostile or damaged database) ends the walk
         while h and h in rows and h not in walked:
             walked.add(h)
-            if h == t["parent_message_hash"]:
+            if h == parent:
                 own = False
             if own:
                 produced.setdefault(h, t)
@@ -314,7 +326,7 @@ def _block(d: dict[str, Any]) -> ai.Block:
 
 
 def _entries(
-    h: str, parent: str, at: str, role: str, parts: list[dict[str, Any]], turn: sqlite3.Row | None
+    h: str, parent: str, at: str, role: str, parts: list[dict[str, Any]], turn: _Turn | None
 ) -> list[MessageEntry]:
     """Return the entries of one llm message: one, or one per tool result (chained)."""
     results = [d for d in parts if d["type"] == "tool_result"]
@@ -340,8 +352,8 @@ def _entries(
     usage = None
     model = None
     if turn is not None and r == "assistant":
-        model = turn["resolved_model"] or turn["model"]
-        usage = {c: turn[c] for c in ("input_tokens", "output_tokens") if isinstance(turn[c], int)}
+        model = turn.model
+        usage = dict(turn.usage)  # each message its own
     msg = ai.Message(
         role=r,  # type: ignore[arg-type]
         content=[_block(d) for d in parts],
