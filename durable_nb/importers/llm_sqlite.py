@@ -55,6 +55,7 @@ from ..session import CustomEntry, Entry, MessageEntry, safe_session_id
 from ..session.labels import LABEL_KIND
 from . import llm_tree
 from .common import Loaded, custom, message
+from .llm_tree import Part
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 WITHHELD = "(reasoning withheld by the provider)"  # llm's marker: reasoning happened, no text
@@ -184,7 +185,7 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
     )
     entries: list[Entry] = []
     last_of: dict[str, str] = {}  # message hash -> the entry its children continue from
-    no_parts: list[dict[str, Any]] = []
+    no_parts: list[Part] = []
     h = ""
     try:
         for h, (parent_hash, role, provider_metadata) in tree.messages.items():
@@ -284,9 +285,9 @@ def _json(s: Any) -> Any:
         return s
 
 
-def _part_metadata(parts: list[dict[str, Any]]) -> Iterator[tuple[int, Any]]:
+def _part_metadata(parts: list[Part]) -> Iterator[tuple[int, Any]]:
     for i, d in enumerate(parts):
-        if d.get("provider_metadata"):
+        if type(d) is dict and d.get("provider_metadata"):
             yield i, d["provider_metadata"]
 
 
@@ -306,7 +307,9 @@ def _attachment(a: Any) -> ai.Block:
     return ai.Text(f"[attachment {mime or 'file'}: {where}]")
 
 
-def _block(d: dict[str, Any]) -> ai.Block:
+def _block(d: Part) -> ai.Block:
+    if type(d) is not dict:  # a plain text or reasoning part, read as its block
+        return d  # type: ignore[return-value]
     t = d["type"]
     if t == "text":
         return ai.Text(str(d.get("text") or ""))
@@ -325,11 +328,9 @@ def _block(d: dict[str, Any]) -> ai.Block:
     return ai.Text(f"[{t} part]")
 
 
-def _entries(
-    h: str, parent: str, at: str, role: str, parts: list[dict[str, Any]], turn: _Turn | None
-) -> list[MessageEntry]:
+def _entries(h: str, parent: str, at: str, role: str, parts: list[Part], turn: _Turn | None) -> list[MessageEntry]:
     """Return the entries of one llm message: one, or one per tool result (chained)."""
-    results = [d for d in parts if d["type"] == "tool_result"]
+    results = [d for d in parts if type(d) is dict and d["type"] == "tool_result"]
     if role == "tool" or results:
         out: list[MessageEntry] = []
         for i, d in enumerate(results or [{"type": "tool_result", "output": ""}]):
@@ -338,7 +339,7 @@ def _entries(
             if d.get("exception"):
                 content.append(ai.Text(f"Exception: {d['exception']}"))
             if i == len(results) - 1:
-                content += [_block(o) for o in parts if o["type"] != "tool_result"]
+                content += [_block(o) for o in parts if type(o) is not dict or o["type"] != "tool_result"]
             msg = ai.Message(
                 role="tool_result",
                 content=content,

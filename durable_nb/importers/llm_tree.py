@@ -18,28 +18,23 @@ from typing import Any
 
 import msgspec
 
+from .. import ai
 from ..errors import CorruptLog
 
+Part = dict[str, Any] | ai.Text | ai.Thinking
 CHUNK = 500  # ids per "in (...)" query (SQLite's variable limit is 999 on old builds)
 
 
 @dataclass
 class Tree:
     """The messages on the chains read, ``{hash: (parent_hash, role, provider_metadata)}`` in ``rowid`` order,
-    their parts as llm's wire dicts (``parts``, by hash, in position order), and the hashes of the messages
-    with a part carrying provider metadata (``part_metadata``)."""
+    their parts (``parts``, by hash, in position order): llm's wire dicts, but a plain text or reasoning
+    part (text, no payload: the common one) as the block it becomes, so no dict waits for it; and the
+    hashes of the messages with a part carrying provider metadata (``part_metadata``)."""
 
     messages: dict[str, tuple[Any, Any, Any]]
-    parts: dict[str, list[dict[str, Any]]]
+    parts: dict[str, list[Part]]
     part_metadata: set[str]
-
-
-_TREE = """with recursive chain(rowid, hash, parent_hash, role, provider_metadata) as (
-        select rowid, hash, parent_hash, role, provider_metadata from messages where hash in ({marks})
-        union select m.rowid, m.hash, m.parent_hash, m.role, m.provider_metadata
-              from messages m join chain on m.hash = chain.parent_hash)
-    select c.rowid, c.hash, c.parent_hash, c.role, c.provider_metadata, p.id, p.type, p.text, p.payload
-    from chain c left join parts p on p.message_hash = c.hash order by c.rowid, p.position"""
 
 
 def tree(db: sqlite3.Connection, path: Path, tips: list[str], scan: bool = False) -> Tree:
@@ -109,7 +104,10 @@ def _scan(cur: sqlite3.Cursor, path: Path, tips: list[str], out: Tree, refs: tup
 def _add(
     out: Tree, path: Path, pid: Any, h: str, ptype: Any, ptext: Any, payload: Any, refs: tuple[set[Any], set[str]]
 ) -> None:
-    if payload is None and type(ptype) is str and type(ptext) is str:  # a plain text part: the common one
+    d: Part
+    if payload is None and type(ptext) is str and (ptype == "text" or ptype == "reasoning"):  # the common part
+        d = ai.Text(ptext) if ptype == "text" else ai.Thinking(ptext)
+    elif payload is None and type(ptype) is str and type(ptext) is str:
         d = {"type": ptype, "text": ptext}
     else:
         d = _part(path, pid, h, ptype, ptext, payload, *refs)
@@ -171,7 +169,7 @@ def _plain(d: dict[str, Any]) -> bool:
 
 
 def _resolve(
-    db: sqlite3.Connection, parts: dict[str, list[dict[str, Any]]], fragment_ids: set[int], attachment_ids: set[str]
+    db: sqlite3.Connection, parts: dict[str, list[Part]], fragment_ids: set[int], attachment_ids: set[str]
 ) -> None:
     """Put the text of fragment references and the rows of attachments into ``parts``, in place."""
     if not fragment_ids and not attachment_ids:
@@ -180,7 +178,7 @@ def _resolve(
     attachments = _rows(db, "attachments", "*", attachment_ids)
     for message_parts in parts.values():
         for d in message_parts:
-            if _plain(d):
+            if type(d) is not dict or _plain(d):
                 continue
             if "text_ref" in d:
                 d["text"] = "".join(
