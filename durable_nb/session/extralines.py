@@ -63,7 +63,11 @@ def extra_lines(chunk: memoryview | bytes) -> list[Entry] | None:
     if probe is _UNSET:
         if len(_probes) > 64:  # shapes come from logs: keep the cache bounded
             _probes.clear()
-        probe = _probes[shape] = _make_probe(*shape)
+        try:
+            probe = _make_probe(*shape)
+        except (ValueError, TypeError):  # a name msgspec cannot declare (a quote, a control character)
+            probe = None
+        _probes[shape] = probe
     if probe is None:
         return None
     decode, cls, make = probe

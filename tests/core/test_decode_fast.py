@@ -303,3 +303,10 @@ def test_a_log_whose_lines_carry_unknown_fields_takes_the_one_pass_probe():
     got = decode_lines(b"".join(lines))
     assert got == [decode(json.loads(line)) for line in lines]
     assert got[0].extra == {"x_tool": {"version": 3}} and got[0].message.extra == {"x_seen": True}
+
+
+def test_unknown_fields_named_what_a_struct_cannot_declare_take_the_general_path():
+    for name in ('x"q', "x\\b", "x\x01", ""):
+        line = _line({"type": "message", "id": "a", name: 1, "message": {"role": "user", name: 2}}) + b"\n"
+        got = decode_lines(line + line.replace(b'"id":"a"', b'"id":"b","parent_id":"a"'))
+        assert got is not None and got[0].extra == {name: 1} and got[0].message.extra == {name: 2}
