@@ -43,6 +43,7 @@ from __future__ import annotations
 import gc
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Union, cast
 
 import msgspec
@@ -533,18 +534,23 @@ def strict_chunk(chunk: memoryview) -> list[Entry] | None:
         return None
 
 
-def lenient_chunk(chunk: memoryview, spelled: bool) -> list[Entry] | None:
+def lenient_chunk(chunk: memoryview, spelled: bool, runs_ok: Callable[[], bool] | None = None) -> list[Entry] | None:
     """Return the entries of whole lines the strict pass refused, as :func:`decode_lines` reads them
-    (not settled): in one pass with their custom entries decoded by their kind's class, else by runs
-    of lines, each line the strict types refuse on the general path; every line on the general path
-    when ``spelled`` (a line spells :data:`~durable_nb.ai.EXTRA`). ``None`` when a line does not
-    decode. O(size)."""
-    if spelled:
-        return _line_by_line(bytes(chunk), strict=False)
-    part = typed_lines(chunk)
-    if part is None:
+    (not settled): in one pass with their custom entries decoded by their kind's class
+    (:func:`~durable_nb.session.kindlines.typed_lines`) or their unknown fields by a probe
+    (:func:`~durable_nb.session.extralines.extra_lines`), else by runs of lines, each line the strict
+    types refuse on the general path; every line on the general path when ``spelled`` (a line spells
+    :data:`~durable_nb.ai.EXTRA`). ``None`` when a line does not decode, or when ``runs_ok()`` says
+    no before the runs of lines (the one-pass decoders refuse a line with the legacy ``"meta"``
+    flag: only lines read by runs can hold one). O(size)."""
+    part = None if spelled else typed_lines(chunk)
+    if part is None and not spelled:
         part = extra_lines(chunk)
-    return _by_runs(bytes(chunk)) if part is None else part
+    if part is not None:
+        return part
+    if runs_ok is not None and not runs_ok():
+        return None
+    return _line_by_line(bytes(chunk), strict=False) if spelled else _by_runs(bytes(chunk))
 
 
 def _line_end(view: memoryview, at: int, n: int) -> int:

@@ -10,7 +10,7 @@ whole lines are checked and decoded while they are in the cache, by the same
 steps as :func:`~durable_nb.session.codec.decode_lines` (strict, else by
 kind or by runs of lines), and settled (:func:`~durable_nb.session.codec.settle`).
 Anything else (a torn tail, a blank line, an object over lines, a line that
-does not decode, a line that may carry the legacy ``"meta"`` flag) gives
+does not decode, lines read by runs that may carry the legacy ``"meta"`` flag) gives
 ``None``, and the caller reads the file whole on its general path, which
 finds and names what it is.
 """
@@ -35,7 +35,8 @@ def stream_entries(
     the number of bytes read, or ``None`` for the general path (see the module docs).
 
     ``head(first_line)`` checks the ``session_init`` line (it raises for a bad one);
-    ``may_be_legacy(block)`` says whether lines the strict pass refused may carry the legacy flag.
+    ``may_be_legacy(block)`` says whether lines read by runs (the one-pass decoders refused them)
+    may carry the legacy flag.
     The cyclic GC is paused while the entries are built. O(size), the file read once."""
     paused = gc.isenabled()
     gc.disable()
@@ -96,9 +97,7 @@ def _block(
     spelled = buf.find(b"\x7f", start, end) >= 0 and buf.find(_EXTRA_BYTES, start, end) >= 0
     part = None if spelled else strict_chunk(chunk)
     if part is None:
-        if may_be_legacy(bytes(chunk)):
-            return None
-        part = lenient_chunk(chunk, spelled)
+        part = lenient_chunk(chunk, spelled, lambda: not may_be_legacy(bytes(chunk)))
         if part is None:
             return None
     if len(part) != _lines(buf, start, end):  # blank lines, an object over lines: the general path

@@ -417,3 +417,39 @@ def test_the_legacy_meta_check_sends_only_a_possible_flag_to_the_general_path(tm
         assert len(entries) == 7 and found == flagged and general[-1] == "s.jsonl"
     assert jsonlstore.may_carry_legacy_meta(b'"meta"') and jsonlstore.may_carry_legacy_meta(b'"injected": "meta"')
     assert not jsonlstore.may_carry_legacy_meta(b"") and not jsonlstore.may_carry_legacy_meta(b'"metadata"')
+
+
+def test_the_legacy_flag_is_counted_beside_custom_kinds_and_unknown_fields_in_one_block(tmp_path):
+    """A line with pi-go's legacy ``"meta"`` never passes a one-pass decoder (strict, a custom
+    kind's, the unknown-field probe), so a block holding one is read by runs and warned about."""
+    import warnings
+
+    class Tagged(session.CustomEntry):
+        body: str = ""
+
+    session.register_custom("t-tagged", Tagged)
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    lines, parent = [], ""
+    for i in range(40):
+        if i % 2:
+            e: session.Entry = Tagged(id=f"c{i}", parent_id=parent, kind="t-tagged", body="b")
+            d = json.loads(session.encode_line(e))
+        else:
+            d = json.loads(
+                session.encode_line(session.MessageEntry(id=f"m{i}", parent_id=parent, message=ai.user_message("hi")))
+            )
+            d["x_tool"] = 1
+        if i == 20:
+            d["meta"] = True
+        parent = d["id"]
+        lines.append(json.dumps(d, separators=(",", ":")) + "\n")
+    with open(st.file("s"), "a") as f:
+        f.write("".join(lines))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = st.load_entries("s")
+    legacy = [w for w in caught if issubclass(w.category, session.LegacyMetaWarning)]
+    assert len(legacy) == 1 and "1 entry" in str(legacy[0].message)
+    assert len(loaded) == 40 and loaded[20].extra == {"x_tool": 1, "meta": True}
+    assert type(loaded[1]) is Tagged and loaded[2].extra == {"x_tool": 1}
