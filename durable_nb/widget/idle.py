@@ -24,6 +24,7 @@ from typing import Any
 IDLE_S = 0.25  # how long the kernel stays idle (no cell run) before background work starts
 SWITCH_S = 0.0005  # the GIL switch interval while background work runs (Python's default: 0.005 s)
 WAIT_S = 600.0  # the longest a step waits for a running cell to end before it goes on anyway
+POLL_S = 0.05  # how often a waiting step checks whether its gate was opened (a cell now waits for it)
 
 
 class _Cells:
@@ -84,16 +85,26 @@ def when_idle(start: Callable[[], None]) -> None:
 
 
 class Gate:
-    """Made on the kernel's thread; :meth:`wait` in a worker between steps."""
+    """Made on the kernel's thread; :meth:`wait` in a worker between steps; :meth:`open` when a cell
+    itself waits for the worker (else each would wait for the other until :data:`WAIT_S`)."""
 
     def __init__(self) -> None:
         k = _kernel()
         self._cells = k[1] if k is not None else None
+        self._open = threading.Event()
+
+    def open(self) -> None:
+        """Let the worker go on at once from now on, cell or not. O(1)."""
+        self._open.set()
 
     def wait(self) -> None:
-        """Return at once while no cell runs; else once it has ended (at most :data:`WAIT_S` later). O(1)."""
-        if self._cells is not None:
-            self._cells.idle.wait(WAIT_S)
+        """Return at once while no cell runs or once opened; else once the cell has ended (at most
+        :data:`WAIT_S` later), seeing an :meth:`open` within :data:`POLL_S`. O(1)."""
+        if self._cells is None:
+            return
+        deadline = time.monotonic() + WAIT_S
+        while not self._open.is_set() and not self._cells.idle.wait(POLL_S) and time.monotonic() < deadline:
+            pass
 
 
 _switch_lock = threading.Lock()

@@ -58,10 +58,11 @@ class _Worker:
     to prepare), then ``work(in_thread)``. :meth:`start` (once the kernel is idle,
     :func:`~durable_nb.widget.idle.when_idle`, on its loop) copies and starts the work in a thread;
     :meth:`join` (a widget that needs it now, on the agent's thread) copies and works in the caller
-    when it has not started yet, else waits for the thread."""
+    when it has not started yet, else opens the thread's gate (it pauses no more for the running
+    cell, which now waits for it) and waits for it."""
 
-    def __init__(self, copy: Callable[[], bool], work: Callable[[bool], None]) -> None:
-        self._copy, self._work = copy, work
+    def __init__(self, copy: Callable[[], bool], work: Callable[[bool], None], gate: Gate) -> None:
+        self._copy, self._work, self._gate = copy, work, gate
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._here = False
@@ -84,6 +85,7 @@ class _Worker:
         if here and self._copy():
             self._work(False)
         elif thread is not None:
+            self._gate.open()
             thread.join(timeout)
 
 
@@ -136,7 +138,7 @@ class Prepared:
             except Exception:  # noqa: BLE001 - the widget then lays it out itself, and reports any error
                 pass
 
-        self.thread = _Worker(copy, work)
+        self.thread = _Worker(copy, work, gate)
         when_idle(self.thread.start)
 
 
