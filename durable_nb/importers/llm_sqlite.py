@@ -174,15 +174,11 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
         hint = f" (newest: {', '.join(near)})" if near else " (it holds none)"
         raise DurableError(f"{path}: no llm conversation {cid!r}{hint}")
     family = _family(threads, cid)
-    turns = [
-        r for t in family for r in db.execute("select * from turns where thread_id = ? order by datetime_utc", [t])
-    ]
-    tips = [threads[t]["tip_message_hash"] for t in family] + [r["tip_message_hash"] for r in turns]
+    turns = [_Turn(r) for t in family for r in db.execute(_TURNS, [t])]
+    tips = [threads[t]["tip_message_hash"] for t in family] + [r.tip for r in turns]
     everything = db.execute("select count(*) from turns").fetchone()[0]
     tree = llm_tree.tree(db, path, [t for t in tips if t], scan=len(turns) * 2 >= everything)
-    times, produced = _turn_times(
-        tree.messages, [_Turn(r) for r in sorted(turns, key=lambda r: r["datetime_utc"] or "")]
-    )
+    times, produced = _turn_times(tree.messages, sorted(turns, key=lambda r: r.time or ""))
     entries: list[Entry] = []
     last_of: dict[str, str] = {}  # message hash -> the entry its children continue from
     no_parts: list[Part] = []
@@ -241,17 +237,21 @@ def _family(threads: dict[str, sqlite3.Row], cid: str) -> list[str]:
     return out
 
 
-class _Turn:
-    """What a ``turns`` row gives its messages: ``at`` (ISO time), ``tip``, ``parent`` (hashes), ``model``
-    (resolved, else asked) and ``usage`` (its integer token counts)."""
+_TURNS = """select datetime_utc, tip_message_hash, parent_message_hash, resolved_model, model, input_tokens,
+    output_tokens from turns where thread_id = ? order by datetime_utc"""
 
-    __slots__ = ("at", "tip", "parent", "model", "usage")
+
+class _Turn:
+    """What a ``turns`` row (:data:`_TURNS`) gives its messages: ``time`` (as stored) and ``at`` (ISO),
+    ``tip``, ``parent`` (hashes), ``model`` (resolved, else asked) and ``usage`` (its integer token counts)."""
+
+    __slots__ = ("time", "at", "tip", "parent", "model", "usage")
 
     def __init__(self, r: sqlite3.Row) -> None:
-        self.at = iso(r["datetime_utc"])
-        self.tip, self.parent = r["tip_message_hash"], r["parent_message_hash"]
-        self.model = r["resolved_model"] or r["model"]
-        self.usage = {c: r[c] for c in ("input_tokens", "output_tokens") if isinstance(r[c], int)}
+        self.time, self.tip, self.parent = r[0], r[1], r[2]
+        self.at = iso(r[0])
+        self.model = r[3] or r[4]
+        self.usage = tuple((c, v) for c, v in (("input_tokens", r[5]), ("output_tokens", r[6])) if isinstance(v, int))
 
 
 def _turn_times(rows: dict[str, tuple[Any, Any, Any]], turns: list[_Turn]) -> tuple[dict[str, str], dict[str, _Turn]]:
@@ -354,7 +354,7 @@ def _entries(h: str, parent: str, at: str, role: str, parts: list[Part], turn: _
     model = None
     if turn is not None and r == "assistant":
         model = turn.model
-        usage = dict(turn.usage)  # each message its own
+        usage = dict(turn.usage)
     msg = ai.Message(
         role=r,  # type: ignore[arg-type]
         content=[_block(d) for d in parts],

@@ -87,7 +87,12 @@ def _walk(cur: sqlite3.Cursor, path: Path, tips: list[str], out: Tree, refs: tup
 
 
 def _scan(cur: sqlite3.Cursor, path: Path, tips: list[str], out: Tree, refs: tuple[set[Any], set[str]]) -> None:
-    every = {h: (p, role, meta) for _, h, p, role, meta in cur.execute("select rowid, * from messages order by rowid")}
+    every: dict[str, tuple[Any, Any, Any]] = {}
+    roles: dict[Any, Any] = {}  # one object for each role string (a row's text is a new string each time)
+    for h, p, role, meta in cur.execute(
+        "select hash, parent_hash, role, provider_metadata from messages order by rowid"
+    ):
+        every[h] = (p, roles.setdefault(role, role), meta)
     mine: set[str] = set()
     for h in tips:
         while h in every and h not in mine:  # a parent_hash cycle ends where it began
