@@ -37,12 +37,11 @@ that change the session (``branch``, ``compare``, ``filter``) answer by setting 
   save time. A turn sends none.
 - ``module``: the widget's code, for a page with no served copy (:mod:`durable_nb.widget.module`).
 
-A sync also pushes a ``lines`` reply (the changed lines near the leaf) just before the ``tree``
-update that announces them, once the page has asked for lines. From then on a sync that moves
-the views along with the leaf sends them as a ``views`` reply too (:class:`ViewsReply`, before the
-update; :mod:`durable_nb.widget.views_delta`): the small fields and the parts the shown tab draws,
-the trait ``views`` changing in the kernel without an update message. The page keeps each part
-``views_rev`` by ``views_rev`` and asks for the whole value when it shows a part it holds stale.
+Once the page has asked for lines, a sync pushes ``lines`` replies (the changed lines near the leaf
+but those it holds, :mod:`durable_nb.widget.pushed`) before the ``tree`` update announcing them, and
+a sync moving the views along with the leaf sends a ``views`` reply (:class:`ViewsReply`, before the
+update; :mod:`durable_nb.widget.views_delta`): the small fields and the parts the shown tab draws, the
+trait changing in the kernel without an update message. The page asks for a part it holds stale.
 """
 
 from __future__ import annotations
@@ -417,6 +416,7 @@ class LinesReply(TypedDict):
     start: int
     total: int
     lines: list[Line]
+    kept: NotRequired[list[int]]  # a push: ``lines`` skip [lo, hi), which the page keeps at rev's tree update
 
 
 class LocateReply(TypedDict):

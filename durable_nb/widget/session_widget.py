@@ -18,17 +18,17 @@ from ..kept import keep_tally, log_shape, session_tally
 from ..kinds.leaf_move import move_leaf
 from ..notebook import page
 from ..session import Entry, Finder, MessageEntry
-from . import comparison, fallback, listing, module, preparation, views_delta
+from . import comparison, fallback, listing, module, preparation, pushed, views_delta
 from .assets import front_end
 from .chips import Chips
 from .encoding import tree_line
 from .follow import follow
 from .layout import Layout
+from .pushed import PUSH_AROUND  # noqa: F401  - importable from here, as before
 from .tree import extended, kind_filter, layout_of, leaf_shown, log_of, never_drawn, off_chain
 from .views import VIEW_LIMIT, Followed, at_shown_leaf, cost_text, past_fork, views_at
 
 MAX_LINES = 400  # lines one "lines" reply may carry
-PUSH_AROUND = 40  # lines around the leaf a sync pushes to a page that is drawn (it scrolls there)
 MAX_HITS = 1000  # search hits one "search" reply carries ("total" says how many there are)
 MAX_QUERY = 500  # characters of a search query read
 # The output's own mime type: the extension's renderer shows the fallback until the widget is live.
@@ -144,6 +144,7 @@ class SessionWidget(anywidget.AnyWidget):
         else:
             self._followed = Followed(agent)
         self._rev = getattr(self, "_rev", 0) + 1
+        self._held = pushed.Held()  # the lines the page holds (it drops them all at a new layout)
 
     def _copied_layout(self, entries: list[Entry]) -> Layout | None:
         """Return a copy of another open widget's layout of the agent, extended with the entries
@@ -236,7 +237,7 @@ class SessionWidget(anywidget.AnyWidget):
             if changed is not None:
                 self._rev += 1
                 tree = self._tree_state(changed)
-                self._push(changed, tree["leaf_line"])
+                pushed.push(self, changed, tree["leaf_line"])  # the changed lines near the leaf
                 self.tree = tree
             self.session_id = agent.session_id
             self.leaf_id = agent.leaf_id
@@ -244,23 +245,6 @@ class SessionWidget(anywidget.AnyWidget):
             self.labels = agent.labels()  # O(labels); sent only when it changed
             self.session_cost = cost_text(self._session_tally)
             self._update_views(delta=self._page_seen)
-
-    def _push(self, changed: int, leaf_line: int) -> None:
-        """Send the changed lines near the leaf ahead of the ``tree`` update that announces them
-        (same ``rev``), so a drawn page has them without asking: a busy kernel (a turn running)
-        answers no request until its cell ends. Only once the page has asked for lines (it is
-        drawn); at most ``2 * PUSH_AROUND + 1`` lines around the leaf (from the change when there is
-        no leaf), usually just the new ones."""
-        if not self._page_seen:
-            return
-        around = leaf_line if leaf_line >= 0 else changed + PUSH_AROUND  # no leaf: the page is at the top
-        start = max(changed, around - PUSH_AROUND)
-        stop = min(len(self._layout), around + PUSH_AROUND + 1)
-        if start < stop:
-            total = len(self._layout)
-            self.send(
-                {"reply": "lines", "rev": self._rev, "start": start, "total": total, "lines": self.lines(start, stop)}
-            )
 
     def relayout(self, hide: Callable[[Entry], bool] | None) -> None:
         """Lay the tree out again with the entries ``hide`` picks hidden (``None``: all drawn);
@@ -407,14 +391,10 @@ class SessionWidget(anywidget.AnyWidget):
             start, stop = int(req.get("start", 0)), int(req.get("stop", 0))
         except (TypeError, ValueError):
             return
+        lines = self.lines(start, stop)
+        self._held.sent(max(0, start), lines)
         self.send(
-            {
-                "reply": "lines",
-                "rev": self._rev,
-                "start": max(0, start),
-                "total": len(self._layout),
-                "lines": self.lines(start, stop),
-            }
+            {"reply": "lines", "rev": self._rev, "start": max(0, start), "total": len(self._layout), "lines": lines}
         )
 
     def _do_views(self, _req: dict[str, Any]) -> None:

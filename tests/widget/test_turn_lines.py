@@ -75,3 +75,60 @@ def test_a_turn_regroups_the_timeline_only_when_the_turns_double():
             regrouped.append(t)
         before = bars
     assert regrouped == [9, 17, 33, 65], regrouped  # groups of 2, 4, 8 and 16 turns
+
+
+class PageLines:
+    """The lines a page holds, as js/widget/src/lines.ts and panels/tree.ts keep them: replies at the
+    page's revision, pushes held until their ``tree`` update, which drops from ``changed_from`` on but
+    the range a push of its revision says is ``kept`` (the push's lines skip it)."""
+
+    def __init__(self, w) -> None:
+        self.rev, self.at, self.ahead = w.tree["rev"], {}, []
+
+    def take(self, msgs: list[dict]) -> None:
+        for m in msgs:
+            r, t = m.get("custom", {}), m.get("update", {}).get("tree")
+            if r.get("reply") == "lines":
+                if r["rev"] == self.rev:
+                    self.at.update({r["start"] + k: x for k, x in enumerate(r["lines"])})
+                elif r["rev"] > self.rev:
+                    self.ahead.append(r)
+            if t is not None and t["rev"] != self.rev:
+                nxt = t["rev"] == self.rev + 1
+                kept = [p["kept"] for p in self.ahead if p["rev"] == t["rev"] and "kept" in p]
+                lo, hi = kept[0] if nxt and kept else (0, 0)
+                cf = t["changed_from"] if nxt else 0
+                self.at = {i: x for i, x in self.at.items() if i < cf or lo <= i < hi}
+                self.rev = t["rev"]
+                for p in [p for p in self.ahead if p["rev"] == self.rev]:
+                    lo, hi = p.get("kept", (0, 0))
+                    at = [p["start"] + k for k in range(len(p["lines"]))]
+                    self.at.update({i + (hi - lo if i >= lo else 0): x for i, x in zip(at, p["lines"])})
+                self.ahead = [p for p in self.ahead if p["rev"] > self.rev]
+
+
+def test_re_running_a_cell_pushes_the_same_few_lines_however_often(recording):
+    """Each re-run of one cell adds a sibling branch after the older ones: the lines between the fork
+    and the new branch do not change, so the page keeps them (the tree's ``kept``) and a re-run pushes
+    the fork's line, the previous attempt's and the new ones, not two more lines each time (#32)."""
+    agent = long_agent(300)
+    w = SessionWidget(agent)
+    leaf = w.tree["leaf_line"]
+    front_end_send(w, {"action": "lines", "start": max(0, leaf - 40), "stop": leaf + 41})  # the page is drawn
+    page = PageLines(w)
+    page.take(w.comm.messages())
+    fork = agent.path()[-3].id
+    pushed = []
+    for i in range(8):
+        mark = len(w.comm.sent)
+        agent.branch(fork)  # the cell re-run: its rewind and turn, one sync (syncs_held)
+        agent.run(f"again {i}").wait()
+        w.sync()
+        msgs = w.comm.messages(mark)
+        page.take(msgs)
+        (push,) = [m["custom"] for m in msgs if m.get("custom", {}).get("reply") == "lines"]
+        pushed.append(len(push["lines"]))
+        fresh = all_lines(SessionWidget(agent))
+        assert all(fresh[i] == x for i, x in page.at.items()), i  # every line the page holds is current
+        assert set(range(w.tree["leaf_line"] - 10, w.tree["leaf_line"] + 1)) <= set(page.at)  # the leaf's screen
+    assert max(pushed[2:]) <= 6 and pushed[-1] == pushed[2], pushed

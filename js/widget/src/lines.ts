@@ -13,22 +13,25 @@ export class Lines {
 
   constructor(readonly max: number = MAX_CACHE) {}
 
-  /** Forget the lines from index `from` on (all when 0), and what was asked. */
-  dropFrom(from: number): void {
+  /** Forget the lines from index `from` on (all when 0) but those in `kept` ([lo, hi)), and what was asked. */
+  dropFrom(from: number, kept?: number[]): void {
+    const [lo, hi] = kept && kept.length === 2 ? kept : [0, 0];
     for (const [i, line] of this.at) {
-      if (i < from) continue;
+      if (i < from || (i >= lo && i < hi)) continue;
       this.forget(i, line);
     }
     this.asked = [];
   }
 
-  /** Keep `lines` at indices `start`, `start + 1`, .... */
-  put(start: number, lines: Line[]): void {
+  /** Keep `lines` at indices `start`, `start + 1`, ..., skipping the indices of `skip` ([lo, hi)). */
+  put(start: number, lines: Line[], skip?: number[]): void {
+    const [lo, hi] = skip && skip.length === 2 ? skip : [0, 0];
     lines.forEach((line, k) => {
-      const old = this.at.get(start + k);
-      if (old && this.index.get(old.row.id) === start + k) this.index.delete(old.row.id);
-      this.at.set(start + k, line);
-      this.index.set(line.row.id, start + k);
+      const i = start + k >= lo && hi > lo ? start + k + (hi - lo) : start + k;
+      const old = this.at.get(i);
+      if (old && this.index.get(old.row.id) === i) this.index.delete(old.row.id);
+      this.at.set(i, line);
+      this.index.set(line.row.id, i);
     });
   }
 

@@ -399,6 +399,8 @@ export interface LinesReply {
   start: number;
   total: number;
   lines: Line[];
+  /** a push: `lines` skip [lo, hi), lines that did not change, which the page keeps at rev's tree update */
+  kept?: number[];
 }
 
 export interface LocateReply {

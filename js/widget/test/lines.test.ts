@@ -31,6 +31,24 @@ describe("Lines", () => {
     expect(c.asked).toEqual([]);
   });
 
+  it("keeps the lines a change left as they were (a re-run's older siblings)", () => {
+    const c = new Lines();
+    c.put(0, [line("a"), line("b"), line("c"), line("d"), line("e")]);
+    c.dropFrom(1, [2, 4]);
+    expect([...c.at.keys()].sort()).toEqual([0, 2, 3]);
+    expect(c.lineOf("c")).toBeDefined();
+    expect(c.lineOf("b") || c.lineOf("e")).toBeUndefined();
+  });
+
+  it("puts a push's lines around the range it skips", () => {
+    const c = new Lines();
+    c.put(3, [line("f"), line("n1"), line("n2")], [4, 8]);
+    expect([...c.at.keys()].sort((a, b) => a - b)).toEqual([3, 8, 9]);
+    expect(c.index.get("n1")).toBe(8);
+    c.put(4, [line("x")], [4, 6]);
+    expect(c.index.get("x")).toBe(6);
+  });
+
   it("a turn's tail-only revisions ask once for lines not held, never for those held or in flight", () => {
     const c = new Lines();
     c.put(0, [line("a"), line("b"), line("c"), line("d")]);

@@ -71,11 +71,12 @@ export function treePanel(ctx: Ctx): Panel {
   function onTree(): void {
     const t: Tree = model.get("tree") || ctx.tree;
     if (t.rev === ctx.tree.rev) return;
-    const from = t.rev === ctx.tree.rev + 1 && typeof t.changed_from === "number" ? t.changed_from : 0;
+    const next = t.rev === ctx.tree.rev + 1;
+    const from = next && typeof t.changed_from === "number" ? t.changed_from : 0;
     ctx.tree = t;
-    cache.dropFrom(from);
+    cache.dropFrom(from, next ? ahead.find((p) => p.rev === t.rev && p.kept)?.kept : undefined);
     cache.rev = t.rev;
-    for (const p of ahead) if (p.rev === t.rev) cache.put(p.start, p.lines);
+    for (const p of ahead) if (p.rev === t.rev) cache.put(p.start, p.lines, p.kept);
     ahead = ahead.filter((p) => p.rev > t.rev);
     if (ctx.found.query) ctx.hooks.searchAgain(); // the hits' lines moved: ask again, keeping the current hit
     ctx.hooks.refresh();
