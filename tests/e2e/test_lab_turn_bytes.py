@@ -6,7 +6,7 @@ size (``benchmarks/widget_bench.py --scale --parts lab --turns 3`` measures it a
 every websocket frame of a comm message (``comm_open``, ``comm_msg``, ``comm_close``) the page
 receives, JupyterLab's framing included, from the key press until the page has been quiet after the
 kernel went idle (the replies to what the page asks for once the turn ended count too), on each tab,
-for a new cell and for the same cell re-run (a branch before the old leaf).
+for a new cell and for the same cell re-run twice (each a branch before the old leaf, after the last).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_a_turn_sends_the_page_at_most_what_it_logged(tmp_path, page, screenshot
                 page.wait_for_selector(f".dnb-widget .dnb-{tab}-panel .dnb-card", timeout=30_000)
                 page.wait_for_timeout(500)
                 page.locator(".dnb-widget").screenshot(path=screenshots / f"turn_bytes_{tab}_tab.png")
-            for run in ("new cell", "re-run"):
+            for run in ("new cell", "re-run", "re-run again"):  # a re-run: a branch before the old leaf
                 before = log.stat().st_size
                 comm.clear()
                 run_cell(page, 3 + k)
@@ -81,6 +81,8 @@ def test_a_turn_sends_the_page_at_most_what_it_logged(tmp_path, page, screenshot
         # the page shows what the kernel holds: the last turn in the view, and in the tree once back there
         assert "On the transcript tab" in (page.locator(".dnb-widget .dnb-transcript-panel").text_content() or "")
         page.locator('.dnb-widget .dnb-tab[data-view="tree"]').click()
+        # the tree does not scroll to the leaf while hidden: to its end, where the leaf is
+        page.locator(".dnb-widget .dnb-scroll").evaluate("el => { el.scrollTop = el.scrollHeight; }")
         leaf = page.locator(".dnb-widget .dnb-row.dnb-leaf")
         leaf.wait_for(timeout=30_000)
         assert "I received" in (leaf.text_content() or "")
