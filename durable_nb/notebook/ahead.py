@@ -15,9 +15,13 @@ __all__ = ["imports", "settle"]
 
 
 def imports() -> None:
-    """Import and build what a turn's first use of them needs: the settings check's pydantic model and
-    the Markdown renderer of replies (~70-80 ms once per kernel, ~0 after; before the log is read, so
-    the collections these allocations trigger walk no loaded log)."""
+    """Import and build what a turn's first use of them needs: the settings check's pydantic model,
+    the Markdown renderer of replies and the price table (genai-prices: the first priced reply's, which
+    ``%durable status``'s tally and the widget's cost line meet first; ~60-90 ms) (~150 ms once per
+    kernel in all, ~0 after; before the log is read, so the collections these allocations trigger walk
+    no loaded log)."""
+    import genai_prices  # noqa: F401 - imported here, not by the first price
+
     from ..durable.settings import check_settings
     from .render import markdown_html
 

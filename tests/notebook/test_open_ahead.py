@@ -30,4 +30,4 @@ def test_the_open_leaves_no_long_list_young_and_imports_the_first_turns_modules(
     young = [len(o) for g in (0, 1) for o in gc.get_objects(g) if isinstance(o, list) and len(o) >= SIZE]
     assert len(st.agent.entries()) == SIZE
     assert not young, young  # the open's lists of n items went to the oldest generation
-    assert "pydantic" in sys.modules and "markdown_it" in sys.modules
+    assert "pydantic" in sys.modules and "markdown_it" in sys.modules and "genai_prices" in sys.modules
