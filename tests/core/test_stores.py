@@ -453,3 +453,24 @@ def test_the_legacy_flag_is_counted_beside_custom_kinds_and_unknown_fields_in_on
     assert len(legacy) == 1 and "1 entry" in str(legacy[0].message)
     assert len(loaded) == 40 and loaded[20].extra == {"x_tool": 1, "meta": True}
     assert type(loaded[1]) is Tagged and loaded[2].extra == {"x_tool": 1}
+
+
+def test_a_log_read_block_by_block_keeps_lines_longer_than_a_block_and_refuses_what_it_did(tmp_path):
+    """JsonlStore reads a log ~256 KB at a time (session/logstream.py): a line longer than that,
+    lines across block ends, a blank line and a torn tail read as the whole-file path reads them."""
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    es = [
+        session.MessageEntry(
+            id=f"e{i}", parent_id=f"e{i - 1}" if i else "", message=ai.user_message("x" * (600_000 if i == 5 else 300))
+        )
+        for i in range(2000)
+    ]
+    st.append_entries("s", es)
+    assert st.load_entries("s") == es
+    f = st.file("s")
+    data = f.read_bytes()
+    f.write_bytes(data.replace(b"\n", b"\n\n", 1500))  # blank lines: the general path skips them
+    assert session.JsonlStore(tmp_path).load_entries("s") == es
+    f.write_bytes(data + data.splitlines(keepends=True)[-1][:40])  # a torn tail: dropped
+    assert session.JsonlStore(tmp_path).load_entries("s") == es
