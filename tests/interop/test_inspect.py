@@ -287,3 +287,15 @@ def test_a_finished_eval_is_read_from_its_zip_as_inspect_ai_reads_it(tmp_path):
         assert inspect_zip.read(tmp_path / name) is None
         direct, slow = both(tmp_path / name)
         assert open_session(tmp_path / name).agent.entries() and slow
+
+
+def test_opening_a_finished_eval_never_imports_inspect_ai(tmp_path):
+    out = export(eval_agent(), tmp_path / "r.eval", run="capitals")
+    code = (
+        "import sys; from durable_nb.importers import open_session\n"
+        f"n = len(open_session({str(out)!r}).agent.entries())\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'inspect_ai')\n"
+        "print(n, bad[:3]); sys.exit(1 if bad or n < 5 else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
