@@ -1,7 +1,10 @@
 """The 100 MB imports (#18 item 4): ``open_session`` against the bare ``json.loads`` floor.
 
-    python benchmarks/import_bench.py [--format claude_code|codex|pi|all] [--mb 100] [--repeat 3]
-        [--code LABEL=DIR ...] [--trace] [--out FILE]
+    python benchmarks/import_bench.py [--format claude_code|codex|pi|llm|inspect|all] [--mb 100]
+        [--entries 100000] [--repeat 3] [--code LABEL=DIR ...] [--trace] [--out FILE]
+
+``llm`` and ``inspect`` (sized by ``--entries``) are written and floored by
+``import_fixtures.py`` (see there); the JSONL formats as follows.
 
 Writes a log of about ``--mb`` megabytes in the chosen format into a temporary
 folder (never into the checkout) by repeating a real fixture, each copy with
@@ -34,8 +37,9 @@ Each measurement runs in a fresh child process (so peak memory is its own):
   import: an agent on an in-memory copy, ready for its views.
 
 Reported: best wall time and best CPU time of ``--repeat`` runs, the ratios to
-the floor of the same run, and peak memory (``ru_maxrss``) minus the child's
-resident size after its imports, as a multiple of the file size, and the load
+the floor of the same run, and peak memory (the child's ``VmHWM``: its
+``ru_maxrss`` would start at the parent's size) minus its resident size after
+its imports, as a multiple of the file size (an ``.eval``: the JSON inside), and the load
 average around the runs. ``--code before=DIR --code after=DIR`` measures each
 checkout in turn (interleaved); ``--trace`` adds one run of each under
 tracemalloc (its peak and what the import keeps). Writes each format's result
