@@ -119,6 +119,24 @@ def _load(store, sid: str) -> tuple[list, bool] | None:
         return None
 
 
+def _cpu_s(pid: int) -> float:
+    """Return the CPU time process ``pid`` has run, in seconds (``/proc/<pid>/schedstat``);
+    infinity once it is gone."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError):
+        return float("inf")
+
+
+def _run_for(pid: int, seconds: float) -> None:
+    """Return once process ``pid`` has run ``seconds`` more of CPU time (or is gone, or 1 s has
+    passed). Polls every millisecond."""
+    until, deadline = _cpu_s(pid) + seconds, time.monotonic() + 1
+    while _cpu_s(pid) < until and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 class Settled:
     """Waits until the PostgreSQL server has closed every connection of a killed worker."""
 
@@ -165,10 +183,15 @@ def test_sigkill_mid_turn_loses_nothing_acknowledged(store_spec, tmp_path):
             # (loading a grown log takes longer than the sleep: wait until it is loaded).
             if rng.random() < 0.8:
                 assert (loaded := server.next()) == "LOADED", loaded
-            # A JSONL worker writes from its first milliseconds on (its fork server ran a turn before,
-            # so no import is left to wait for): a kill lands in a write as often 50 ms in as 150 ms
-            # in, and the logs (each check reads its log whole) grow a third as fast.
-            time.sleep(rng.choice([rng.uniform(0, 0.01), opening + rng.uniform(0, 0.05 if jsonl else 0.15)]))
+            # Half the kills come within 10 ms. The rest: SQL stores 0-150 ms after the connection's cost;
+            # a JSONL worker (its fork server ran a turn before: no import is left to wait for) once it
+            # has run 0-30 ms of CPU time, so a kill lands as far into its writes under load as without.
+            if rng.random() < 0.5:
+                time.sleep(rng.uniform(0, 0.01))
+            elif jsonl:
+                _run_for(pid, rng.uniform(0, 0.03))
+            else:
+                time.sleep(opening + rng.uniform(0, 0.15))
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
