@@ -70,8 +70,9 @@ def shape_of(entries: Sequence[Entry], before: Shape | None = None) -> Shape:
     """Return the :class:`Shape` of ``entries`` (a log in append order), or with ``before`` (the shape
     of the entries logged before them) of the whole. O(len(entries)), at C speed for message entries
     (a type test per entry for others, and their kinds are not counted)."""
+    b = before if before is not None else Shape(0, "", frozenset(), frozenset(), {})  # of no entries
     if not entries:
-        return before if before is not None else Shape(0, "", frozenset(), frozenset(), {})
+        return b
     types = set(map(type, entries))
     kinds: dict[str, int] | None = None
     if types == {MessageEntry}:
@@ -81,7 +82,6 @@ def shape_of(entries: Sequence[Entry], before: Shape | None = None) -> Shape:
             kinds = Counter(map(_ROLE, messages))
     else:
         injected = {e.message.injected for e in entries if isinstance(e, MessageEntry)}
-    b = before if before is not None else Shape(0, "", frozenset(), frozenset(), {})
     total = None
     if kinds is not None and b.kinds is not None:
         total = dict(b.kinds)  # the kinds seen before keep their places

@@ -129,15 +129,16 @@ class SessionWidget(anywidget.AnyWidget):
         following its leaf. O(n): at C speed when copying, plus O(new entries)."""
         agent = self.agent
         entries, distinct = log_of(agent)
+        shape = log_shape(agent)  # the log's entry types and kinds (kept: O(entries since it was read))
         ready = preparation.take(agent, entries) if self._hide is None else None
         if ready is not None and ready.layout is not None:  # prepared ahead: add what was logged since
             self._layout = extended(ready.layout, entries[ready.count :])
         else:
-            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide, distinct, log_shape(agent))
+            self._layout = self._copied_layout(entries) or layout_of(entries, self._hide, distinct, shape)
         self._count = len(entries)
         self._last_id = entries[-1].id if entries else ""  # to notice a replaced log
         self._session_tally = session_tally(agent, entries)
-        self._chips = Chips.of(entries, log_shape(agent).types, self._annotations)  # the log's types (kept: O(1))
+        self._chips = Chips.of(entries, shape.types, self._annotations)
         if ready is not None:
             self._followed = Followed(agent, ready.at_leaf)
             self._followed.move(len(entries) - ready.count)  # to the agent's leaf now (O(entries since), or start over)
