@@ -330,18 +330,22 @@ def test_default_session_name():
     assert long == "日本語のノート" * 9 + "日本語" and check_session_id(long) == long  # 200 bytes at most, still valid
 
 
-def test_cell_position_rule_and_widget_sync(tmp_path):
+def _sync_counter(agent):
+    """Return an open widget of ``agent``'s session that counts its syncs in ``calls``."""
     from durable_nb.widget import SessionWidget
 
-    st = NotebookSession(tmp_path, "s")
-
-    class Recorder(SessionWidget):  # an open widget of the session's agent, counting its syncs
+    class Recorder(SessionWidget):
         calls = 0
 
         def sync(self):
             self.calls += 1
 
-    w = Recorder(st.agent)
+    return Recorder(agent)
+
+
+def test_cell_position_rule_and_widget_sync(tmp_path):
+    st = NotebookSession(tmp_path, "s")
+    w = _sync_counter(st.agent)
     st.stage("meta", "be brief", "cell:m")
     assert st.stage("meta", "be very brief", "cell:m") is True and len(st.staged) == 1
     st.run("hello", "cell:t", Turn())
@@ -364,17 +368,8 @@ def test_cell_position_rule_and_widget_sync(tmp_path):
 
 
 def test_a_held_rewind_goes_to_the_widgets_with_what_the_cell_writes_next(tmp_path):
-    from durable_nb.widget import SessionWidget
-
     st = NotebookSession(tmp_path, "s")
-
-    class Recorder(SessionWidget):  # an open widget of the session's agent, counting its syncs
-        calls = 0
-
-        def sync(self):
-            self.calls += 1
-
-    w = Recorder(st.agent)
+    w = _sync_counter(st.agent)
     st.run("hello", "cell:t", Turn())
     assert w.calls == 2
     with st.syncs_held():  # a re-run turn cell: the rewind's sync is the input's
