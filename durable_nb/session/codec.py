@@ -40,7 +40,6 @@ general path (a property test holds them to it).
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 from collections.abc import Callable
@@ -51,7 +50,7 @@ import msgspec
 from .. import ai
 from ..ai import EXTRA
 from ..errors import DurableError, EphemeralNotStored
-from .compact import untrack
+from .compact import collector_paused, untrack
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 from .extralines import extra_lines
 from .kindlines import Probe, typed_custom, typed_lines
@@ -448,13 +447,8 @@ def decode_lines(buf: bytes | memoryview, one_pass: bool = False) -> list[Entry]
     one registered kind with JSON-native fields decodes in one pass too
     (:mod:`~durable_nb.session.kindlines`). O(size).
     """
-    paused = gc.isenabled()  # the entries are acyclic: nothing for the collector to find while they are built
-    gc.disable()
-    try:
+    with collector_paused():  # the entries are acyclic: nothing for the collector to find while they are built
         return _decode_all(buf, one_pass)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _decode_all(buf: bytes | memoryview, one_pass: bool) -> list[Entry] | None:

@@ -21,7 +21,6 @@ instead of writing entries into a file that lost its ``session_init`` line.
 from __future__ import annotations
 
 import errno
-import gc
 import json
 import os
 import re
@@ -35,6 +34,7 @@ import msgspec
 
 from ..errors import CorruptLog, LogChanged, SessionExists, SessionNotFound, StoreWriteError
 from .codec import DecodeError, decode, decode_lines, encode_line
+from .compact import collector_paused
 from .entry import Entry, now
 from .lock import exclusive
 from .logstream import stream_entries
@@ -422,9 +422,7 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
     # The entries are acyclic, so the cyclic GC has nothing to find while they are
     # built; pausing it avoids repeated full collections over a growing heap
     # (about 2x faster for 100k entries).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         strict = _strict_entries(f, data)
         if strict is not None:
             return strict, []
@@ -438,9 +436,6 @@ def read_entries(f: Path, data: bytes) -> tuple[list[Entry], list[int]]:
                 entries.append(decode(obj))
             except DecodeError as e:
                 raise CorruptLog(f"{f}:{lineno}: {e}") from None
-    finally:
-        if paused:
-            gc.enable()
     return entries, legacy
 
 

@@ -17,11 +17,11 @@ finds and names what it is.
 
 from __future__ import annotations
 
-import gc
 import io
 from collections.abc import Callable
 
 from .codec import lenient_chunk, settle, strict_chunk
+from .compact import collector_paused
 from .entry import Entry
 
 _BLOCK = 1 << 18
@@ -38,13 +38,8 @@ def stream_entries(
     ``may_be_legacy(block)`` says whether lines read by runs (the one-pass decoders refused them)
     may carry the legacy flag.
     The cyclic GC is paused while the entries are built. O(size), the file read once."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _stream(fd, head, may_be_legacy)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _stream(
