@@ -102,6 +102,12 @@ elif mode == "msgspec":
         out = [dec(line) for line in f if line.strip()]
     gc.enable()
     n = len(out)
+elif mode in ("copy", "copy-sqlite"):  # the import into a store: python -m durable_nb copy LOG DST
+    import tempfile
+    from durable_nb.transfer import copy
+    with tempfile.TemporaryDirectory() as dst:
+        where = f"sqlite:///{dst}/copy.db" if mode == "copy-sqlite" else dst
+        n = copy(str(path), where, echo=lambda line: None)[0].entries
 else:
     cid = path.with_suffix(".id").read_text() if fmt == "llm" else None
     imp = durable_nb.importers.open_session(path, cid)
@@ -182,12 +188,17 @@ def main() -> None:
         help="import durable_nb from DIR (e.g. before=/tmp/main-archive); repeat to compare, runs interleaved",
     )
     ap.add_argument("--trace", action="store_true", help="also one run of each under tracemalloc (peak, kept)")
+    ap.add_argument(
+        "--into",
+        choices=["jsonl", "sqlite"],
+        help="time the import into a new store of this kind (python -m durable_nb copy LOG DST) instead of open_session",
+    )
     ap.add_argument("--out", type=Path, help="write the results here instead of benchmarks/import_bench.json")
     args = ap.parse_args()
     codes = dict(c.split("=", 1) for c in args.code) if args.code else {"": str(ROOT)}
     for fmt in [*FIXTURE, *OTHER] if args.format == "all" else [args.format]:
         size = args.entries if fmt in OTHER else args.mb
-        run(fmt, size, args.repeat, {k: Path(v) for k, v in codes.items()}, args.trace, args.out)
+        run(fmt, size, args.repeat, {k: Path(v) for k, v in codes.items()}, args.trace, args.out, args.into)
 
 
 def write_any(fmt: str, tmp: Path, size: float) -> tuple[Path, int]:
@@ -203,12 +214,17 @@ def write_any(fmt: str, tmp: Path, size: float) -> tuple[Path, int]:
     return path, write_log(path, size, fmt)
 
 
-def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, out: Path | None) -> None:
-    """Measure one format for each checkout in ``codes``; print a line each and store the results."""
+def run(
+    fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, out: Path | None, into: str | None = None
+) -> None:
+    """Measure one format for each checkout in ``codes`` (``into``: the copy into a new store of that
+    kind instead of ``open_session``); print a line each and store the results (under ``FORMAT>KIND``
+    for a copy)."""
+    target_mode = {"jsonl": "copy", "sqlite": "copy-sqlite"}.get(into or "", "open_session")
     with tempfile.TemporaryDirectory() as tmp:
         path, size = write_any(fmt, Path(tmp), mb)
         first = ["floor"] if fmt in OTHER else ["floor", "msgspec"]
-        modes = [*first, *(f"open_session:{label}" for label in codes)]
+        modes = [*first, *(f"{target_mode}:{label}" for label in codes)]
         runs: dict[str, list[dict]] = {m: [] for m in modes}
         load = [os.getloadavg()[0]]
         for _ in range(repeat):  # interleaved, so a busy moment hits all
@@ -248,6 +264,7 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
             ),
             "floor_peak_x_file": round(max(x["peak_over_base"] for x in runs["floor"]) / size, 2),
             "open_session_peak_x_file": round(max(x["peak_over_base"] for x in runs[mode]) / size, 2),
+            "mode": target_mode,
             "child_base_mb": round(best["base"] / 1e6, 1),
             "load_average": [round(x, 1) for x in load],
         }
@@ -259,7 +276,7 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
         print(
             f"{fmt}{' ' + label if label else ''}: {result['file_mb']} MB, {result['lines']} lines -> "
             f"{result['entries']} entries | floor json.loads {result['floor_s']} s, cpu {result['floor_cpu_s']} s "
-            f"(peak {result['floor_peak_x_file']}x file) | open_session {result['open_session_s']} s = "
+            f"(peak {result['floor_peak_x_file']}x file) | {target_mode} {result['open_session_s']} s = "
             f"{result['x_floor']}x floor, cpu {result['open_session_cpu_s']} s = {result['x_floor_cpu']}x "
             f"({result['x_msgspec_cpu']}x msgspec's {result['msgspec_cpu_s']} s), "
             f"peak {result['open_session_peak_x_file']}x file"
@@ -269,8 +286,8 @@ def run(fmt: str, mb: float, repeat: int, codes: dict[str, Path], trace: bool, o
         )
     target = out or ROOT / "benchmarks" / "import_bench.json"
     stored = json.loads(target.read_text()) if target.exists() else {}
-    stored = stored if set(stored) <= {*FIXTURE, *OTHER} else {"claude_code": stored}  # the file once held one result
-    stored[fmt] = results[""] if list(results) == [""] else results
+    stored = stored if set(stored) <= {*FIXTURE, *OTHER} | {k for k in stored if ">" in k} else {"claude_code": stored}
+    stored[f"{fmt}>{into}" if into else fmt] = results[""] if list(results) == [""] else results
     target.write_text(json.dumps(stored, indent=2) + "\n")
 
 

@@ -16,6 +16,7 @@ import json
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import DurableError, SessionNotFound
 from .session import (
@@ -31,6 +32,9 @@ from .session import (
 )
 from .session.codec import same_line
 from .session.locate import expand_env, sqlite_path
+
+if TYPE_CHECKING:
+    from .importers.stream import Spool
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,59 @@ def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied
     return Copied(rec.id, len(entries), len(missing), created)
 
 
+def copy_spool(rec: SessionRecord, spool: Spool, dst: Store, batch: int = 1_000_000) -> Copied:
+    """:func:`copy_session` for a log read as a :class:`~durable_nb.importers.stream.Spool`: the
+    same checks and result, the entries the destination lacks appended about ``batch`` bytes of
+    lines at a time, each batch decoded from its lines just before its append and its lines let
+    go of after it (so the entries are never all held; ``spool`` is used up).
+
+    Everything is checked before anything is written, as there; an append that fails part-way
+    leaves the batches before it, which re-running the copy completes. Cost: one load of the
+    destination session, a decode and an append per batch."""
+    created = False
+    try:
+        have = {e.id: encode_line(e) for e in dst.load_entries(rec.id)}
+    except SessionNotFound:
+        dst.create_session(rec.id, rec.parent_id, created_at=rec.created_at)
+        have, created = {}, True
+    lines = spool.lines
+    clash = [i for i, at in spool.ids.items() if i in have and not same_line(have[i], lines[at])]
+    if clash:
+        raise DurableError(
+            f"session {rec.id!r}: {describe(dst)} already holds entry {clash[0]!r} with other content; nothing copied"
+        )
+    missing = [at for i, at in spool.ids.items() if i not in have] if have else range(len(lines))
+    chunk: list[int] = []
+    size = 0
+    for n, at in enumerate(missing, start=1):
+        chunk.append(at)
+        size += len(lines[at])
+        if size >= batch or n == len(missing):
+            dst.append_entries(rec.id, spool.entries(chunk))
+            for i in chunk:
+                lines[i] = b""
+            chunk, size = [], 0
+    return Copied(rec.id, len(lines), len(missing), created)
+
+
+def _spooled(src: str) -> tuple[str, Iterator[tuple[SessionRecord, list[Entry] | str | Spool]]] | None:
+    """Return :func:`sources` for a pi or Codex log read by :func:`~durable_nb.importers.stream.spool`,
+    else ``None`` (another source, or a log that reader hands back)."""
+    p = Path(expand_env(src)).expanduser()
+    if not p.is_file() or store_kind(src) == "sqlite":
+        return None
+    from .importers.stream import spool
+
+    try:
+        spooled = spool(p)
+    except OSError:
+        return None  # sources() names it
+    if spooled is None:
+        return None
+    rec = SessionRecord(spooled.session_id, "", spooled.first_time)
+    return f"{p} ({spooled.format})", iter([(rec, spooled)])
+
+
 class Copies(list[Copied]):
     """What :func:`copy` did: a list of :class:`Copied`, one per session copied, and ``skipped``:
     ``(session id, why)`` for each session that could not be read (nothing of it was copied)."""
@@ -148,7 +205,8 @@ def copy(src: str, dst: str, only: list[str] | None = None, echo=print) -> Copie
     ``only`` that the source lacks, or a clash (see :func:`copy_session`);
     sessions copied before the error stay copied (re-run to continue).
     """
-    where, items = sources(src, only or ())
+    streamed = _spooled(src)
+    where, items = sources(src, only or ()) if streamed is None else streamed
     target = open_store(dst)
     done = Copies()
     try:
@@ -159,7 +217,7 @@ def copy(src: str, dst: str, only: list[str] | None = None, echo=print) -> Copie
                 done.skipped.append((rec.id, entries))
                 echo(f"{rec.id}: skipped, it cannot be read ({entries})")
                 continue
-            c = copy_session(rec, entries, target)
+            c = copy_session(rec, entries, target) if isinstance(entries, list) else copy_spool(rec, entries, target)
             done.append(c)
             state = "new session" if c.created else ("added to" if c.added else "already complete in")
             echo(f"{c.session_id}: {c.added} of {c.entries} entries copied ({state} {describe(target)})")

@@ -37,7 +37,7 @@ in that custom entry: a message has no system role.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +192,10 @@ class _Reader:
         self.waiting: dict[str, int] = {}  # event kind -> index of its event kept as an aside until its item comes
         self.rollbacks: list[tuple[CustomEntry, int]] = []  # rollback entries and the turns each undoes
         self.strings: dict[str, str] = {}  # one object for each string value asides repeat (see share_strings)
+        self.taken = 0  # entries before this index were handed over by take() (their slots are None)
+        self.open_at = 0  # the index of self.open
+        self.user_at = 0  # the index of the user message waiting in self.ui["user_message"]
+        self.untyped_at = 0  # the index of self.untyped[0]
 
     def add(self, e: Entry, advance: bool = True) -> Entry:
         self.entries.append(e)
@@ -232,8 +236,8 @@ class _Reader:
         An event that waits for its item is added now and dropped at :meth:`finish` if the item folds it."""
         if pt == "user_message" and not self.typed_input:
             self.typed_input = True  # from now on a typed user message no event repeats is injected
-            for e in self.untyped:
-                _inject(e)
+            for u in self.untyped:
+                _inject(u)
             self.untyped.clear()
         e = custom(f"codex.event_msg.{pt}", obj, id, self.cur, at)
         folds = _only_repeats(p)
@@ -249,8 +253,10 @@ class _Reader:
     def pair_item(self, p: dict[str, Any]) -> None:
         """Pair the response item just added with the UI event that repeats it (see :class:`_Pairs`)."""
         token: Any = True
+        at = self.user_at
         if _typed_user(p):
             kind, token = "user_message", self.entries[-1]  # the user message item() just added
+            self.user_at = len(self.entries) - 1
         elif _assistant_text(p):
             kind = "agent_message"
         elif _reasoning(p):
@@ -261,14 +267,43 @@ class _Reader:
         if isinstance(event, Entry):  # an event that waited for this item and only repeats it: dropped now
             self.entries[self.waiting.pop(kind)] = None
         if isinstance(left, MessageEntry):
-            self.unpaired(left)
+            self.unpaired(left, at)
 
-    def unpaired(self, e: MessageEntry) -> None:
-        """A typed-looking user message no event repeats: injected, if the log records typed input at all."""
+    def unpaired(self, e: MessageEntry, at: int = 0) -> None:
+        """A typed-looking user message no event repeats (at index ``at``): injected, if the log records
+        typed input at all."""
         if self.typed_input:
             _inject(e)
         else:
+            if not self.untyped:
+                self.untyped_at = at
             self.untyped.append(e)
+
+    def settled(self) -> int:
+        """Return how many entries from the start nothing read later can change: those before the open
+        assistant message, an event waiting for its item, a user message waiting for its event or for
+        the first event of any (:meth:`unpaired`). O(1)."""
+        k = len(self.entries)
+        if self.open is not None:
+            k = min(k, self.open_at)
+        if self.waiting:
+            k = min(k, *self.waiting.values())
+        if self.untyped:
+            k = min(k, self.untyped_at)
+        if isinstance(self.ui["user_message"].item, MessageEntry):
+            k = min(k, self.user_at)
+        return k
+
+    def take(self, take: Callable[[list[Entry]], None]) -> None:
+        """Hand the settled entries not handed over yet to ``take`` and let go of them (and of the
+        strings shared so far: what is handed over needs no sharing)."""
+        k = self.settled()
+        if k > self.taken:
+            done = [e for e in self.entries[self.taken : k] if e is not None]
+            self.entries[self.taken : k] = [None] * (k - self.taken)
+            self.taken = k
+            self.strings.clear()
+            take(done)
 
     def finish(self) -> list[Entry]:
         """Return the entries, each rollback hung where it belongs and the events folded into an
@@ -293,6 +328,7 @@ class _Reader:
                     role="assistant", content=[], injected=ai.Injection.META if injected else None, origin=injected
                 )
                 self.open = self.add(message(id, self.cur, at, msg))
+                self.open_at = len(self.entries) - 1
             self.open.message.content.extend(blocks)
             if injected:
                 self.open = None
@@ -394,6 +430,31 @@ def load(path: Path, records: Iterable[Record]) -> Loaded:
     becomes (an aside keeps its raw record). O(records) time; memory: the entries.
     """
     r = _Reader(path)
+    sid = _read(path, records, r)
+    entries = dedupe(r.finish(), r.notes, path.name)
+    return Loaded(safe_session_id(sid, path.stem), entries, r.cur, r.notes)
+
+
+def stream(path: Path, records: Iterable[Record], take: Callable[[list[Entry]], None]) -> Loaded | None:
+    """Hand the rollout's entries to ``take`` in log order, each once nothing read later can change
+    it (not yet deduplicated: see :class:`~durable_nb.importers.stream.Spool`); return the session
+    id and leaf (``entries`` empty), or ``None`` at a rollback (where it hangs is only known at
+    the end, from entries already handed over: read the log with :func:`load`). Held at a time:
+    what waits to be settled (in a rollout that never records typed input, everything from its
+    first typed-looking user message on). Raises as :func:`load`."""
+    r = _Reader(path)
+    sid = _read(path, records, r, take)
+    if sid is None:
+        return None
+    take(r.finish())
+    return Loaded(safe_session_id(sid, path.stem), [], r.cur, r.notes)
+
+
+def _read(
+    path: Path, records: Iterable[Record], r: _Reader, take: Callable[[list[Entry]], None] | None = None
+) -> str | None:
+    """Feed the records to ``r``; with ``take``, hand settled entries over every 512 records and
+    stop (returning ``None``) at a rollback. Return the session id the log names (``""``: none)."""
     sid = ""
     early: bool | None = None
     for lineno, obj in records:
@@ -407,8 +468,13 @@ def load(path: Path, records: Iterable[Record]) -> Loaded:
         p = obj.get("payload")
         if not sid and obj.get("type") == "session_meta" and isinstance(p, dict) and isinstance(p.get("id"), str):
             sid = p["id"]
-    entries = dedupe(r.finish(), r.notes, path.name)
-    return Loaded(safe_session_id(sid, path.stem), entries, r.cur, r.notes)
+        if take is not None and not lineno % 512:
+            if r.rollbacks:
+                return None
+            r.take(take)
+    if take is not None and r.rollbacks:
+        return None
+    return sid
 
 
 def _inject(e: MessageEntry) -> None:

@@ -40,7 +40,7 @@ The leaf is the last entry, as pi resumes.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -103,38 +103,66 @@ def load(path: Path, records: Iterable[Record]) -> Loaded:
     for a record of an unexpected shape. One pass: ``records`` may be a stream
     (:class:`~durable_nb.importers.common.Records`); a record is kept only as what it
     becomes (a custom entry keeps its raw record). O(records) time; memory: the entries."""
-    it = iter(records)
-    _, header = next(it)  # Records raises for a file with no record
-    version = header.get("version") if isinstance(header.get("version"), int) else 1
-    sid = safe_session_id(header.get("id"), path.stem)
-    root_id = header.get("id") if isinstance(header.get("id"), str) and header.get("id") else "session"
-    entries: list[Entry] = [custom("pi.session", header, root_id, "", header.get("timestamp"))]
+    read = _Read(path, records)
+    entries = [e for out in read for e in out]
+    if read.v1 is not None:
+        read.v1.finish()
     notes: list[str] = []
-    ours = header.get("harness") == "durable_nb"
-    v1 = _V1Ids(root_id) if version < 2 else None
-    last = root_id
-    alias: dict[str, str] = {}  # entry id -> the entry its children continue from (after a retained tail)
-    named: dict[str, str] = {}  # target id -> its current pi label
-    for lineno, obj in it:
-        later = None
-        if v1 is not None:
-            obj, later = v1.place(lineno, obj)
-        if isinstance(obj.get("parentId"), str) and obj["parentId"] in alias:
-            obj = dict(obj, parentId=alias[obj["parentId"]])
-        mine = ours and obj.get("durable_nb") != "pi"  # "pi": a record pi wrote, written back as it was
-        if ours and not mine:
-            obj = {k: v for k, v in obj.items() if k != "durable_nb"}
-        out = guarded(path, lineno, lambda: (mine and _own(obj, root_id)) or _entry(obj, root_id, named))
-        if later is not None and isinstance(out[0], CompactionEntry):
-            v1.later.append((later, out[0]))
-        entries.extend(out)
-        last = out[-1].id
-        if last != out[0].id:
-            alias[out[0].id] = last
-    if v1 is not None:
-        v1.finish()
     entries = dedupe(entries, notes, path.name)
-    return Loaded(sid, entries, last, notes)
+    return Loaded(read.sid, entries, read.last, notes)
+
+
+def stream(path: Path, records: Iterable[Record], take: Callable[[list[Entry]], None]) -> Loaded | None:
+    """Hand the session's entries to ``take`` in log order as they are read, a list per record,
+    none of them changed afterwards (not yet deduplicated: see
+    :class:`~durable_nb.importers.stream.Spool`); return the session id and leaf (``entries``
+    empty), or ``None`` when an entry already handed over would change later (a v1 compaction
+    keeping from a record further on: read the log with :func:`load`). Raises as :func:`load`."""
+    read = _Read(path, records)
+    for out in read:
+        take(out)
+    if read.v1 is not None and read.v1.later:
+        return None
+    return Loaded(read.sid, [], read.last, [])
+
+
+class _Read:
+    """One pass over a pi session's records: iterating yields each record's entries (the header's
+    first); ``sid``, ``last`` (the leaf) and ``v1`` (the v1 ids, ``None`` from v2 on) are set as it goes."""
+
+    def __init__(self, path: Path, records: Iterable[Record]) -> None:
+        self.path = path
+        self.it = iter(records)
+        _, self.header = next(self.it)  # Records raises for a file with no record
+        header = self.header
+        self.version = header.get("version") if isinstance(header.get("version"), int) else 1
+        self.sid = safe_session_id(header.get("id"), path.stem)
+        self.root_id = header.get("id") if isinstance(header.get("id"), str) and header.get("id") else "session"
+        self.v1 = _V1Ids(self.root_id) if self.version < 2 else None
+        self.last = self.root_id
+
+    def __iter__(self) -> Iterator[list[Entry]]:
+        path, root_id, v1, header = self.path, self.root_id, self.v1, self.header
+        yield [custom("pi.session", header, root_id, "", header.get("timestamp"))]
+        ours = header.get("harness") == "durable_nb"
+        alias: dict[str, str] = {}  # entry id -> the entry its children continue from (after a retained tail)
+        named: dict[str, str] = {}  # target id -> its current pi label
+        for lineno, obj in self.it:
+            later = None
+            if v1 is not None:
+                obj, later = v1.place(lineno, obj)
+            if isinstance(obj.get("parentId"), str) and obj["parentId"] in alias:
+                obj = dict(obj, parentId=alias[obj["parentId"]])
+            mine = ours and obj.get("durable_nb") != "pi"  # "pi": a record pi wrote, written back as it was
+            if ours and not mine:
+                obj = {k: v for k, v in obj.items() if k != "durable_nb"}
+            out = guarded(path, lineno, lambda: (mine and _own(obj, root_id)) or _entry(obj, root_id, named))
+            if later is not None and isinstance(out[0], CompactionEntry):
+                v1.later.append((later, out[0]))
+            self.last = out[-1].id
+            if self.last != out[0].id:
+                alias[out[0].id] = self.last
+            yield out
 
 
 class _V1Ids:
