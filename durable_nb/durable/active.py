@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import sys
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NoReturn, overload
 
@@ -39,7 +41,7 @@ class ActivePath:
         self._systems: list[int] | None = []  # positions of the system messages on it, ascending (None: idem)
         self._whole = True  # the path runs up to its root (a parent cycle did not cut it short)
         self._view: ViewBuilder | None = None
-        self._marks: list[int] = []  # per position: the view's mark right after it (while _view is set)
+        self._marks = _no_marks()  # per position: the view's mark right after it (while _view is set)
         self._floor = -1  # position of the compaction the view applies (-1: none)
 
     def move_to(self, leaf_id: str) -> None:
@@ -141,13 +143,13 @@ class ActivePath:
         return self._systems
 
     def _drop_view(self) -> None:
-        self._view, self._marks, self._floor = None, [], -1
+        self._view, self._marks, self._floor = None, _no_marks(), -1
 
     def _built(self) -> ViewBuilder:
         """Return the path's view, building it if needed (O(depth) then)."""
         entries = self.entries()
         if self._view is None:
-            self._marks = []
+            self._marks = _no_marks()
             self._view = view_builder(entries, self._marks)
             self._floor = latest_compaction(entries)
         return self._view
@@ -228,6 +230,12 @@ class ActivePath:
         self._marks.append(view.mark())
 
 
+def _no_marks() -> array[int]:
+    """Return an empty list of view marks: a C array (8 bytes a position, where a list of ints holds an
+    8-byte pointer and a 32-byte int object for every mark above 256: ~29 bytes an entry of a loaded session)."""
+    return array("q")
+
+
 def _cut_list(view: ViewBuilder, n: int) -> list[ai.Message]:
     """Return the first ``n`` messages of ``view.out``: the list itself cut in place when nothing else holds
     it (O(messages removed)), else a copy (O(n) at C speed), so a view a model still holds stays whole.
@@ -253,9 +261,13 @@ def _chain(by_id: Mapping[str, Entry], leaf_id: str) -> list[Entry] | None:
     first = entries[0].parent_id
     if first and first in by_id:
         return None
-    if [e.parent_id for e in entries[1:]] != list(itertools.islice(by_id, len(entries) - 1)):
+    # each parent is the id before it, compared as a stream: no list of parents nor of ids to free after
+    if not all(map(operator.eq, map(_PARENT, itertools.islice(entries, 1, None)), by_id)):
         return None
     return entries
+
+
+_PARENT = operator.attrgetter("parent_id")
 
 
 def _is_system(e: Entry) -> bool:

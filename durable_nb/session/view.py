@@ -8,7 +8,7 @@ to keep in sync.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from typing import cast
 
 from .. import ai
@@ -45,7 +45,7 @@ def model_view(path: Sequence[Entry]) -> list[ai.Message]:
     return view_builder(path).messages()
 
 
-def view_builder(path: Sequence[Entry], marks: list[int] | None = None) -> ViewBuilder:
+def view_builder(path: Sequence[Entry], marks: MutableSequence[int] | None = None) -> ViewBuilder:
     """Return a :class:`ViewBuilder` fed with ``path`` (see :func:`model_view`); extend it with :meth:`ViewBuilder.add`.
 
     ``marks``, when given, gets one int per position of ``path``: the

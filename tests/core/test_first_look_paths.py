@@ -44,6 +44,58 @@ def test_a_chain_log_is_its_own_path(first_parent):
     assert ap.entries() == log[:21] and "e30" not in ap and "e20" in ap
 
 
+def test_the_view_of_a_long_path_costs_three_pointers_a_position():
+    """The agent's cached path, its model view and the view's marks (#32: kernel memory): 8 bytes a
+    position each (the marks a C array: a list of ints held a 32-byte int object for every mark above
+    256, ~29 bytes more an entry), and cutting back and growing read them as before."""
+    import tracemalloc
+
+    n = 20_000
+    log = chain(n)
+    ap = ActivePath({e.id: e for e in log})
+    ap.move_to(log[-1].id)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        rv = ap.run_view([])
+        traced = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert rv.messages() == [e.message for e in log]
+    assert traced / n <= 30, f"{traced / n:.1f} bytes a position"
+    ap.move_to("e99")  # back: the view is cut at the mark, then grows again
+    assert ap.run_view([]).messages() == [e.message for e in log[:100]]
+    ap.extend([msg("x", "e99")])
+    assert ap.run_view([]).messages() == [*(e.message for e in log[:100]), msg("x", "e99").message]
+
+
+def test_an_opened_agent_holds_its_entries_an_index_and_a_list(tmp_path):
+    """Opening an agent on a log keeps, beyond the entries the store decodes, only the id index and
+    the entry list (#32: no per-entry cache is built at open; the path and its view come on the
+    first read)."""
+    import gc
+    import tracemalloc
+
+    st = session.JsonlStore(tmp_path)
+    st.create_session("s")
+    n = 20_000
+    st.append_entries("s", chain(n))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        loaded = st.load_entries("s")
+        decoded = tracemalloc.get_traced_memory()[0] - before
+        del loaded
+        before = tracemalloc.get_traced_memory()[0]
+        agent = durable.Agent(store=st, session_id="s")
+        opened = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert agent.id_count() == n
+    assert (opened - decoded) / n <= 26, f"{(opened - decoded) / n:.1f} bytes an entry beside its objects"
+
+
 def test_other_logs_take_the_walk():
     log = chain(10)
     by_id = {e.id: e for e in log}
