@@ -191,7 +191,7 @@ class _Reader:
         self.untyped: list[MessageEntry] = []  # user messages no event repeats, read before any such event
         self.waiting: dict[str, int] = {}  # event kind -> index of its event kept as an aside until its item comes
         self.rollbacks: list[tuple[CustomEntry, int]] = []  # rollback entries and the turns each undoes
-        self.strings: dict[str, str] = {}  # one object for each string value asides repeat (see share_strings)
+        self.strings: dict[str, str] | None = {}  # one object for each string value asides repeat (share_strings)
         self.taken = 0  # entries before this index were handed over by take() (their slots are None)
         self.open_at = 0  # the index of self.open
         self.user_at = 0  # the index of the user message waiting in self.ui["user_message"]
@@ -207,8 +207,9 @@ class _Reader:
         """Add a record that is not a message as an aside hanging off the current entry (it does not advance);
         its kind and the strings of its raw record are shared with the asides before it."""
         assert is_aside(e), e
-        e.kind = self.strings.setdefault(e.kind, e.kind)
-        share_strings(e.data, self.strings)
+        if self.strings is not None:  # held until the end: shared (handed over as they settle: no need)
+            e.kind = self.strings.setdefault(e.kind, e.kind)
+            share_strings(e.data, self.strings)
         self.add(e, advance=False)
 
     def record(self, lineno: int, obj: dict[str, Any]) -> None:
@@ -295,14 +296,12 @@ class _Reader:
         return k
 
     def take(self, take: Callable[[list[Entry]], None]) -> None:
-        """Hand the settled entries not handed over yet to ``take`` and let go of them (and of the
-        strings shared so far: what is handed over needs no sharing)."""
+        """Hand the settled entries not handed over yet to ``take`` and let go of them."""
         k = self.settled()
         if k > self.taken:
             done = [e for e in self.entries[self.taken : k] if e is not None]
             self.entries[self.taken : k] = [None] * (k - self.taken)
             self.taken = k
-            self.strings.clear()
             take(done)
 
     def finish(self) -> list[Entry]:
@@ -443,6 +442,7 @@ def stream(path: Path, records: Iterable[Record], take: Callable[[list[Entry]], 
     what waits to be settled (in a rollout that never records typed input, everything from its
     first typed-looking user message on). Raises as :func:`load`."""
     r = _Reader(path)
+    r.strings = None  # each entry is let go of soon after it is read: sharing its strings saves nothing
     sid = _read(path, records, r, take)
     if sid is None:
         return None

@@ -70,9 +70,14 @@ class Spool:
             self._put(e)
 
     def close(self) -> None:
-        """Finish: entries still waiting for a time take the file's (none had one), the notes of
-        repeated ids are added to ``warnings``."""
+        """Finish: entries still waiting for a time take the file's (none had one), ``resume`` is
+        found (the trailing asides decoded again), the notes of repeated ids are added to ``warnings``."""
         self._fill_untimed(self.fallback_time)
+        for i in range(len(self.lines) - 1, -1, -1):
+            e = self.entries([i])[0]
+            if not is_aside(e):
+                self.resume = e.id
+                break
         if self.dropped:
             self.warnings.append(
                 f"{self.source}: {self.dropped} record(s) repeat an earlier record exactly (same id); they are shown once"
@@ -97,8 +102,6 @@ class Spool:
         if not self.lines:
             self.first_time = e.created_at
         self.lines.append(encode_line(e))
-        if not is_aside(e):
-            self.resume = e.id
 
     def _raw(self, at: int) -> bytes:
         """Return the line of the entry at position ``at`` as it was before its time was filled."""

@@ -162,3 +162,28 @@ def test_logs_the_streaming_readers_cannot_settle_are_read_whole(tmp_path):
     assert spool(nan) is None
     (c,) = transfer.copy(str(nan), str(tmp_path / "d"), echo=lambda line: None)
     assert c.added == len(open_session(nan).agent.entries())
+
+
+@pytest.mark.parametrize("fixture", [STREAMED[2], STREAMED[4]])
+def test_a_copy_holds_under_twice_the_log_while_the_listed_import_holds_more(tmp_path, fixture):
+    import tracemalloc
+
+    head, *body = (FIXTURES / fixture).read_bytes().splitlines(keepends=True)
+    log = tmp_path / fixture
+    log.write_bytes(b"".join([head, *body * max(1, 1_500_000 // sum(map(len, body)))]))
+    size = log.stat().st_size
+    tracemalloc.start()
+    try:
+        spooled = spool(log)
+        assert spooled is not None
+        rec = session.SessionRecord(spooled.session_id, "", spooled.first_time)
+        transfer.copy_spool(rec, spooled, session.JsonlStore(tmp_path / "d"), batch=100_000)
+        del spooled
+        copied = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        listed = open_session(log)
+        held = tracemalloc.get_traced_memory()[1]
+        del listed
+    finally:
+        tracemalloc.stop()
+    assert copied < 2 * size < held, (copied / size, held / size)  # issue 32: peak <= 2x the file
