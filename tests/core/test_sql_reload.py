@@ -10,14 +10,14 @@ from core_helpers import ids, msg
 
 from durable_nb import session
 from durable_nb.errors import CorruptLog
-from durable_nb.session import pgload, sqlitestore
+from durable_nb.session import pgload, sqliteload
 from tests.support import store_opener
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def reopen(request, tmp_path, monkeypatch):
     """Another store object on one SQLite file / PostgreSQL schema, reading 3 rows a chunk."""
-    monkeypatch.setattr(sqlitestore, "CHUNK", 3)
+    monkeypatch.setattr(sqliteload, "CHUNK", 3)
     monkeypatch.setattr(pgload, "CHUNK", 3)
     with store_opener(request.param, tmp_path, request) as (open_store, _):
         yield open_store
@@ -47,7 +47,7 @@ def test_a_session_of_many_chunks_reloads_whole_and_in_order(reopen, n):
 
 
 def test_a_bad_row_in_a_later_chunk_is_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(sqlitestore, "CHUNK", 3)
+    monkeypatch.setattr(sqliteload, "CHUNK", 3)
     path = tmp_path / "s.db"
     _two_sessions(session.SqliteStore(path), 7)
     db = sqlite3.connect(path)
@@ -92,7 +92,7 @@ def test_a_bad_postgres_row_in_a_later_chunk_is_named(pg_dsn, monkeypatch):
 def test_a_sqlite_reload_joins_a_chunk_a_query(tmp_path, monkeypatch):
     """Pins the speed of a reload: the bodies come joined, one query (and one index walk) a chunk of
     rows, never a fetch of every row (which costs a Python tuple and two strings a row)."""
-    monkeypatch.setattr(sqlitestore, "CHUNK", 3)
+    monkeypatch.setattr(sqliteload, "CHUNK", 3)
     path = tmp_path / "s.db"
     written = _two_sessions(session.SqliteStore(path), 10)
     st = session.SqliteStore(path)
@@ -107,12 +107,14 @@ def test_a_sqlite_reload_joins_a_chunk_a_query(tmp_path, monkeypatch):
 def test_bodies_joined_out_of_rowid_order_are_read_as_rows(tmp_path, monkeypatch):
     """group_concat's order is not documented (before SQLite 3.44): a chunk whose rowids do not ascend
     is not trusted, and the session is read row by row in rowid order instead."""
-    monkeypatch.setattr(sqlitestore, "CHUNK", 3)
+    monkeypatch.setattr(sqliteload, "CHUNK", 3)
     monkeypatch.setattr(
-        sqlitestore,
-        "_JOINED",
-        "SELECT count(*), total(typeof(body) != 'text'), CAST(group_concat(body, char(10)) AS BLOB), group_concat(r)"
-        " FROM (SELECT rowid AS r, body FROM entries WHERE session = ? AND rowid > ? AND rowid <= ? ORDER BY rowid DESC)",
+        sqliteload,
+        "JOINED",
+        "SELECT count(*), total(typeof(body) != 'text'), CAST(group_concat(body, char(10)) AS BLOB), group_concat(r),"
+        " max(r) FROM (SELECT rowid AS r, body FROM entries WHERE session = ?1 AND rowid > ?2 AND rowid <= coalesce("
+        "(SELECT rowid FROM entries WHERE session = ?1 AND rowid > ?2 ORDER BY rowid LIMIT 1 OFFSET ?3),"
+        " 9223372036854775807) ORDER BY rowid DESC)",
     )
     path = tmp_path / "s.db"
     written = _two_sessions(session.SqliteStore(path), 7)
@@ -124,6 +126,6 @@ def test_bodies_joined_out_of_rowid_order_are_read_as_rows(tmp_path, monkeypatch
 
 
 def test_ascending_rowids():
-    assert sqlitestore._ascending("1,5,9", 3)
-    assert not sqlitestore._ascending("1,9,5", 3)
-    assert not sqlitestore._ascending("1,5", 3)
+    assert sqliteload.ascending("1,5,9", 3)
+    assert not sqliteload.ascending("1,9,5", 3)
+    assert not sqliteload.ascending("1,5", 3)
