@@ -12,6 +12,7 @@ from typing import NoReturn, overload
 
 from .. import ai
 from ..session import CompactionEntry, Entry, MessageEntry, ViewBuilder, latest_compaction, path, view_builder
+from ..session.compact import untrack
 
 
 class ActivePath:
@@ -125,6 +126,8 @@ class ActivePath:
         """Cache ``entries``, a path as :func:`~durable_nb.session.path` gives it, without a view yet
         (its id index and system positions made when first needed). O(1) here."""
         self._entries = entries
+        if untrack is not None:  # the collector's walks skip it (session/compact.py)
+            untrack(entries)
         self._index = self._systems = None
         root = entries[0] if entries else None
         self._whole = root is None or not root.parent_id or root.parent_id not in self._by_id
@@ -151,6 +154,8 @@ class ActivePath:
         if self._view is None:
             self._marks = _no_marks()
             self._view = view_builder(entries, self._marks)
+            if untrack is not None:  # as the path (a list of messages)
+                untrack(self._view.out)
             self._floor = latest_compaction(entries)
         return self._view
 

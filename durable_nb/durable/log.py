@@ -9,6 +9,7 @@ import msgspec
 
 from ..errors import DurableError
 from ..session import Entry, MessageEntry, Store, is_ephemeral, new_id, now
+from ..session.compact import untrack
 from ..session.labels import LABEL_KIND, Labels
 from .active import ActivePath
 from .inputs import text
@@ -85,12 +86,15 @@ class Log:
     def load(self, loaded: list[Entry]) -> None:
         """Take a session's entries as the store returned them into an empty log (what :meth:`remember`
         does for each, in one pass at C speed when the ids are distinct: ~0.2 µs an entry; only custom
-        entries of the label kind are shown to :attr:`labels`)."""
+        entries of the label kind are shown to :attr:`labels`). :attr:`entries` then leaves the cyclic
+        GC's walks (:data:`~durable_nb.session.compact.untrack`)."""
         if self.entries or len(by_id := {e.id: e for e in loaded}) != len(loaded):
             for e in loaded:  # duplicate ids: the general rule
                 self.remember(e)
             return
         self.entries.extend(loaded)
+        if untrack is not None:  # a loaded session's list stays out of the collector's walks
+            untrack(self.entries)
         self.by_id.update(by_id)
         if set(map(type, loaded)) - {MessageEntry}:  # only custom entries of kind "label" can be labels
             for e in loaded:
