@@ -559,7 +559,7 @@ def _line_end(view: memoryview, at: int, n: int) -> int:
 
 def settle(entries: list[Entry], prev: str) -> str | None:
     """Finish decoded entries in place: custom ones become their registered class, message content
-    lists leave the cyclic GC's walks (:data:`~durable_nb.session.compact.untrack`), a probe of
+    lists and custom entries' top-level lists and dicts leave the cyclic GC's walks (:data:`~durable_nb.session.compact.untrack`), a probe of
     :func:`~durable_nb.session.kindlines.typed_lines` becomes its kind's entry, and repeated
     strings share one object: a ``parent_id`` equal to the entry before's id (``prev`` for the first)
     is that id, a model or stop reason equal to the one before is that one (msgspec makes a string of
@@ -590,7 +590,12 @@ def settle(entries: list[Entry], prev: str) -> str | None:
                 else:
                     stop = m.stop_reason
         elif t is CustomEntry:
-            entries[i] = _registered(cast(CustomEntry, e))
+            entries[i] = c = _registered(cast(CustomEntry, e))
+            if off_gc is not None and not c.__struct_config__.gc:
+                for name in c.__struct_fields__:  # JSON values just decoded: no cycle to find in them
+                    v = getattr(c, name)
+                    if type(v) is list or type(v) is dict:
+                        off_gc(v)
         elif t is not CompactionEntry and isinstance(e, Probe):  # from kindlines.typed_lines
             entries[i] = e.made()
     return prev

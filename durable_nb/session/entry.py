@@ -13,10 +13,11 @@ entries. Three public shapes:
 
 Entries are ``msgspec`` structs tagged by ``"type"``, so a store decodes a
 log's bytes straight into them (see :mod:`durable_nb.session.codec`). They
-are mutable; copy one with :func:`msgspec.structs.replace`. Message and
-compaction entries, like messages, are not tracked by the cyclic garbage
-collector (they hold JSON values only); custom entries are, since a
-subclass may hold anything.
+are mutable; copy one with :func:`msgspec.structs.replace`. Entries, like
+messages, are not tracked by the cyclic garbage collector (they hold JSON
+values: a loaded log of a million entries costs its collections nothing); a
+custom entry class that must hold a reference cycle opts back in (see
+:class:`CustomEntry`).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class CompactionEntry(Entry, kw_only=True, tag="compaction", gc=False):
     extra: Extra = msgspec.field(default=msgspec.UNSET, name=EXTRA)
 
 
-class CustomEntry(Entry, kw_only=True, tag="custom"):
+class CustomEntry(Entry, kw_only=True, tag="custom", gc=False):
     """Application data: stored, never sent to the model.
 
     Subclass it with extra fields (each with a default; a plain subclass:
@@ -96,6 +97,13 @@ class CustomEntry(Entry, kw_only=True, tag="custom"):
     through a store loses nothing. Fields whose names collide with the
     header are nested under ``"data"`` instead (see
     :func:`durable_nb.session.codec.encode`).
+
+    Like messages, custom entries are not tracked by the cyclic garbage
+    collector (``gc=False``, inherited by subclasses), and a store takes the
+    lists and dicts it decodes into their fields out of its walks too: a
+    custom entry must not be part of a reference cycle, or it is never
+    freed. A subclass that needs one opts back in:
+    ``class Graph(CustomEntry, gc=True)``.
     """
 
     kind: str = ""
