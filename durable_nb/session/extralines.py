@@ -31,15 +31,16 @@ holds this path to the general one (``tests/core/test_decode_fast.py``).
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Callable
-from operator import attrgetter
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import msgspec
 
 from .. import ai
+from .compact import untrack
 from .entry import CompactionEntry, Entry, MessageEntry
 
 _UNSET = msgspec.UNSET
@@ -48,15 +49,42 @@ _json = msgspec.json.Decoder().decode
 _ENTRY_KEYS = frozenset({"type", "id", "parent_id", "created_at", "message"})
 _MESSAGE_FIELDS = [f for f in msgspec.structs.fields(ai.Message) if f.encode_name != ai.EXTRA]
 _MESSAGE_KEYS = frozenset(f.encode_name for f in _MESSAGE_FIELDS)
-_Probe = tuple[Callable[[Any], list[Any]], type, Callable[[Any], MessageEntry]]
-_probes: dict[tuple[str, str], _Probe | None] = {}
+_Probe = tuple[Callable[[Any], list[Any]], type]  # the decoder, the entry probe class
+_probes: dict[tuple[str, str], Any] = {}
 
 
 def extra_lines(chunk: memoryview | bytes) -> list[Entry] | None:
-    """Return the entries of whole lines, message entries carrying the first line's unknown fields
-    in ``extra``, or ``None`` when the lines are not all such a run (see the module docs). O(size)."""
+    """Return the entries of whole lines, message entries carrying their unknown fields in ``extra``,
+    or ``None`` when the lines are not all such runs (see the module docs). A run takes the shape
+    of its first line; a line the run's probe refuses starts the next run (the lines before it
+    decoded again: once per change of shape). O(size)."""
     data = bytes(chunk)
-    shape = _shape(data[: data.find(b"\n") + 1 or len(data)])
+    out: list[Entry] = []
+    while data:
+        probe = _probe(data[: data.find(b"\n") + 1 or len(data)])
+        if probe is None:
+            return None
+        try:
+            got = probe[0](data)
+            rest = b""
+        except _ERRORS as e:  # a line of another shape: decode the run before it, then go on from it
+            cut = _line_start(data, _refused_at(e))
+            if not cut:
+                return None
+            data, rest = data[:cut], data[cut:]
+            try:
+                got = probe[0](data)
+            except _ERRORS:
+                return None
+        out += got
+        data = rest
+    return out
+
+
+def _probe(line: bytes) -> _Probe | None:
+    """Return the probe of ``line``'s shape (:func:`_shape`), made once per shape; ``None`` when it
+    has none or its names cannot be declared (a quote, a control character)."""
+    shape = _shape(line)
     if shape is None:
         return None
     probe = _probes.get(shape, _UNSET)
@@ -65,26 +93,30 @@ def extra_lines(chunk: memoryview | bytes) -> list[Entry] | None:
             _probes.clear()
         try:
             probe = _make_probe(*shape)
-        except (ValueError, TypeError):  # a name msgspec cannot declare (a quote, a control character)
+        except (ValueError, TypeError):
             probe = None
         _probes[shape] = probe
-    if probe is None:
-        return None
-    decode, cls, make = probe
-    try:
-        got = decode(data)
-    except _ERRORS:
-        return None
-    if (not shape[1] or _calls_without_output(got, cls)) and b"null" in data:
-        return None  # perhaps an explicit null the probe read as absent: the general path keeps it
-    return [make(p) if type(p) is cls else p for p in got]
+    return cast("_Probe | None", probe)
 
 
-def _calls_without_output(got: list[Any], cls: Any) -> bool:
-    """True when a probe's message has a tool call whose ``output`` is ``None`` (the one declared
-    field of a block that takes a null, which the probe reads as absent). O(blocks)."""
-    call = ai.ToolCall
-    return any(type(b) is call and b.output is None for p in got if type(p) is cls for b in p.message.content)
+_AT = re.compile(r"at `\$\[(\d+)\]")
+
+
+def _refused_at(e: BaseException) -> int:
+    """Return the index of the line msgspec's ``decode_lines`` refused (``0`` when it does not say)."""
+    m = _AT.search(str(e))
+    return int(m.group(1)) if m else 0
+
+
+def _line_start(data: bytes, k: int) -> int:
+    """Return the offset of ``data``'s line ``k`` (0-based; a blank line counts, which msgspec skips:
+    then the cut is too early, and the run before it is refused or short, never wrong)."""
+    at = 0
+    for _ in range(k):
+        at = data.find(b"\n", at) + 1
+        if not at:
+            return 0
+    return at
 
 
 def _shape(line: bytes) -> tuple[str, str] | None:
@@ -112,46 +144,72 @@ def _strict(t: Any) -> Any:
     return t
 
 
-def _make_probe(top: str, inner: str) -> _Probe | None:
-    """Return the decoder, probe class and constructor for lines with unknown fields ``top`` (on the
-    entry) and ``inner`` (on the message), ``""`` for none."""
-    message: Any = ai.Message
+def _as_call(self: Any) -> None:
+    self.__class__ = ai.ToolCall
+
+
+_ToolCallProbe = msgspec.defstruct(
+    "_ToolCallProbe",
+    [("output", dict[str, Any], msgspec.field(default=None))],  # refuses a null: the general path keeps it
+    bases=(ai.ToolCall,),
+    tag="tool_call",
+    kw_only=True,
+    namespace={"__post_init__": _as_call},
+)
+_CONTENT = list[Union[ai.Text, ai.Reminder, ai.Image, ai.File, _ToolCallProbe, ai.Thinking]]  # type: ignore[valid-type]
+
+
+def _make_probe(top: str, inner: str) -> tuple[Callable[[Any], list[Any]], type]:
+    """Return the decoder and entry probe class for lines with unknown fields ``top`` (on the entry)
+    and ``inner`` (on the message), ``""`` for none: subclasses of the real entry, message and tool
+    call that redeclare their ``extra`` field under the unknown name and their fields without
+    ``None``, so they have the real classes' layout, and whose ``__post_init__`` (msgspec calls it
+    as it decodes each) turns each into the real class's instance, the unknown value into ``extra``.
+    Raises ``TypeError``/``ValueError`` for a name msgspec cannot declare."""
+    fields: list[Any] = [
+        (f.name, _strict(f.type), msgspec.field(default=f.default, name=f.encode_name))
+        for f in _MESSAGE_FIELDS
+        if f.default_factory is msgspec.NODEFAULT and f.name != "role"
+    ]
+    fields.append(("content", _CONTENT, msgspec.field(default_factory=list)))
     if inner:
-        fields: list[Any] = [
-            (f.name, _strict(f.type), msgspec.field(default=f.default, name=f.encode_name))
-            if f.default_factory is msgspec.NODEFAULT
-            else (f.name, f.type, msgspec.field(default_factory=f.default_factory, name=f.encode_name))
-            for f in _MESSAGE_FIELDS
-        ]
-        fields[0] = ("role", _MESSAGE_FIELDS[0].type)  # required, as on the message
-        fields.append(("unknown", Any, msgspec.field(default=_UNSET, name=inner)))
-        message = msgspec.defstruct("_MessageProbe", fields, forbid_unknown_fields=True, gc=False)
-    entry_fields: list[Any] = [("id", str, ""), ("parent_id", str, ""), ("created_at", str, ""), ("message", message)]
+        fields.append(("extra", Any, msgspec.field(default=_UNSET, name=inner)))
+    message = msgspec.defstruct("_MessageProbe", fields, bases=(ai.Message,), kw_only=True)  # checked as a message
+    entry_fields: list[Any] = [("message", message)]
     if top:
-        entry_fields.append(("unknown", Any, msgspec.field(default=_UNSET, name=top)))
+        entry_fields.append(("extra", Any, msgspec.field(default=_UNSET, name=top)))
     cls = msgspec.defstruct(
-        "_EntryProbe", entry_fields, tag="message", tag_field="type", kw_only=True, forbid_unknown_fields=True, gc=False
+        "_EntryProbe",
+        entry_fields,
+        bases=(MessageEntry,),
+        tag="message",
+        kw_only=True,
+        namespace={"__post_init__": _post(top, inner)},
     )
-    decode = msgspec.json.Decoder(Union[cls, CompactionEntry]).decode_lines
-    return decode, cls, _constructor(top, inner)
+    for probe, real in ((cls, MessageEntry), (message, ai.Message), (_ToolCallProbe, ai.ToolCall)):
+        if probe.__basicsize__ != real.__basicsize__:  # msgspec added a slot: never expected
+            raise TypeError("a probe must have its real class's layout")
+    return msgspec.json.Decoder(Union[cls, CompactionEntry]).decode_lines, cls
 
 
-def _constructor(top: str, inner: str) -> Callable[[Any], MessageEntry]:
-    """Return the function making a probe of the shape the real entry (~1 µs a line)."""
-    fields = attrgetter(*(f.name for f in _MESSAGE_FIELDS))  # the message's, in order, at C speed
-    message, entry = ai.Message, MessageEntry
+def _post(top: str, inner: str) -> Callable[[Any], None]:
+    """Return the entry probe's ``__post_init__``: the entry and its message become the real classes'
+    instances (the same layout: no copy, ~0.1 µs each), the unknown values ``top`` and ``inner`` (if
+    any) put in their ``extra`` (a dict holding a list or a dict leaves the cyclic GC's walks, as
+    the content lists do). One call a line: msgspec calls it once the entry is decoded."""
+    entry, message, off_gc = MessageEntry, ai.Message, untrack
 
-    def make(p: Any) -> MessageEntry:
-        m = p.message
-        if inner:
-            msg = message(*fields(m))
-            if m.unknown is not _UNSET:
-                msg.extra = {inner: m.unknown}
-        else:
-            msg = m
-        e = entry(id=p.id, parent_id=p.parent_id, created_at=p.created_at, message=msg)
-        if top and p.unknown is not _UNSET:
-            e.extra = {top: p.unknown}
-        return e
+    def post(self: Any) -> None:
+        self.__class__ = entry
+        m = self.message
+        m.__class__ = message
+        if top and (v := self.extra) is not _UNSET:
+            self.extra = d = {top: v}
+            if (type(v) is dict or type(v) is list) and off_gc is not None:
+                off_gc(d)  # a JSON value just decoded, as the content lists (see .compact)
+        if inner and (v := m.extra) is not _UNSET:
+            m.extra = d = {inner: v}
+            if (type(v) is dict or type(v) is list) and off_gc is not None:
+                off_gc(d)
 
-    return make
+    return post
