@@ -53,7 +53,7 @@ from ..errors import DurableError, EphemeralNotStored
 from .compact import collector_paused, untrack
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 from .extralines import extra_lines
-from .kindlines import Probe, typed_custom, typed_lines
+from .kindlines import typed_custom, typed_lines
 
 _CUSTOM_BASE = frozenset({"id", "parent_id", "created_at", "kind", "data"})
 _CUSTOM_HEADER = frozenset({"type", "id", "parent_id", "created_at", "kind"})
@@ -558,9 +558,9 @@ def _line_end(view: memoryview, at: int, n: int) -> int:
 
 
 def settle(entries: list[Entry], prev: str) -> str | None:
-    """Finish decoded entries in place: custom ones become their registered class, message content
-    lists and custom entries' top-level lists and dicts leave the cyclic GC's walks (:data:`~durable_nb.session.compact.untrack`), a probe of
-    :func:`~durable_nb.session.kindlines.typed_lines` becomes its kind's entry, and repeated
+    """Finish decoded entries in place: bare custom ones become their registered class, message content
+    lists and custom entries' top-level lists and dicts leave the cyclic GC's walks
+    (:data:`~durable_nb.session.compact.untrack`), and repeated
     strings share one object: a ``parent_id`` equal to the entry before's id (``prev`` for the first)
     is that id, a model or stop reason equal to the one before is that one (msgspec makes a string of
     each; the values do not change). Return the last entry's id (``prev`` when there are none), or
@@ -596,8 +596,6 @@ def settle(entries: list[Entry], prev: str) -> str | None:
                     v = getattr(c, name)
                     if type(v) is list or type(v) is dict:
                         off_gc(v)
-        elif t is not CompactionEntry and isinstance(e, Probe):  # from kindlines.typed_lines
-            entries[i] = e.made()
     return prev
 
 

@@ -4,10 +4,14 @@ A custom entry's own fields sit at the top level of its line beside the
 header (see :mod:`durable_nb.session.codec`), which the strict entry types
 refuse, so the general path parses such a line to a dict and builds the
 registered class from it (~3.3 µs a line). Here msgspec decodes the line
-into a *probe* of the kind (a struct generated from its registered class:
-the header (``id`` required), a ``kind`` required to be that kind, the class's own fields
-with their types, no ``data``, unknown fields refused), whose
-:meth:`made` returns the class's entry (~0.15 µs). That gives exactly the
+into a *probe* of the kind: a subclass of its registered class that
+redeclares a few fields (``id`` required, ``kind`` required to be that kind,
+the class's own fields with JSON types, ``data`` under a name no line reaching
+here spells, so a top-level ``"data"`` is refused with any other unknown
+field) and so has the class's layout; its ``__post_init__`` (msgspec calls it
+as it decodes) makes it the class's instance in place (``__class__`` set,
+no copy, then the class's own ``__post_init__``): one object a line, as for
+a strict line. That gives exactly the
 general path's entry, so it is done only where it does:
 
 - the class's fields are JSON-native (``str``, ``int``, ``float``,
@@ -39,6 +43,7 @@ from typing import Any, Literal, Union, cast
 
 import msgspec
 
+from ..ai import EXTRA
 from .compact import untrack
 from .entry import CompactionEntry, CustomEntry, MessageEntry, custom_class
 
@@ -46,14 +51,6 @@ _KIND = b'"kind":'
 _CUSTOM_MARK = b'"type":"custom"'
 _BASE = ("id", "parent_id", "created_at", "kind")
 _ERRORS = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
-
-
-class Probe(msgspec.Struct, gc=False):
-    """The base of every kind's probe: :meth:`made` returns the registered class's entry."""
-
-    def made(self) -> CustomEntry:
-        """Return the entry of the registered class with this probe's fields (``data`` empty)."""
-        raise NotImplementedError
 
 
 _Decoders = tuple[type[CustomEntry], Callable[[Any], Any], Callable[[Any], list[Any]]]
@@ -67,15 +64,15 @@ def typed_custom(line: bytes) -> CustomEntry | None:
     if decoders is None:
         return None
     try:
-        p = decoders[1](line)
-        return cast(CustomEntry, p.made()) if isinstance(p, Probe) else None
+        e = decoders[1](line)
     except _ERRORS:
         return None
+    return cast(CustomEntry, e) if type(e) is decoders[0] else None
 
 
 def typed_lines(buf: memoryview) -> list[Any] | None:
-    """Return the entries of ``buf``'s lines decoded in one msgspec pass, the custom ones as probes of
-    the first custom line's kind (``p.made()`` is the entry), or ``None`` when that pass refuses a
+    """Return the entries of ``buf``'s lines decoded in one msgspec pass, the custom ones through the probe
+    of the first custom line's kind (entries of its class), or ``None`` when that pass refuses a
     line (a custom entry of another kind, a line the strict types refuse). Message and compaction
     entries come out as the strict decode makes them. O(size)."""
     at, data = 0, b""
@@ -140,50 +137,61 @@ def _make(kind: str, cls: type[CustomEntry]) -> _Decoders | None:
     if any(f.encode_name != f.name or f.name == "meta" or types_[f.name] is None for f in fields):
         return None
     own = [f for f in fields if f.name not in _BASE and f.name != "data"]
-    spec: list[Any] = [("kind", Literal[kind]), ("id", str), ("parent_id", str, ""), ("created_at", str, "")]
-    for f in own:
-        default = msgspec.field(default_factory=f.default_factory) if f.default is msgspec.NODEFAULT else f.default
-        spec.append((f.name, types_[f.name]) if f.required else (f.name, types_[f.name], default))
-    off_gc = () if cls.__struct_config__.gc else tuple(f.name for f in own if _may_hold_container(types_[f.name]))
-    made = _maker(cls, (*_BASE, *(f.name for f in own)), off_gc)
+    spec: list[Any] = [
+        ("kind", Literal[kind]),
+        ("id", str),
+        ("data", dict[str, Any], msgspec.field(default_factory=dict, name=EXTRA)),  # a top-level "data" is refused
+    ]
+    spec += [(f.name, types_[f.name], _default(f)) for f in own if types_[f.name] != f.type]
+    off_gc = () if config.gc else tuple(f.name for f in own if _may_hold_container(types_[f.name]))
     try:
         pt = msgspec.defstruct(
             f"_Probe_{cls.__name__}",
             spec,
-            bases=(Probe,),
-            namespace={"made": made},
+            bases=(cls,),
+            namespace={"__post_init__": _maker(cls, off_gc)},
             tag="custom",
-            tag_field="type",
-            forbid_unknown_fields=True,
             kw_only=True,
-            gc=False,
         )
     except (TypeError, ValueError):  # a field msgspec cannot make a struct of
+        return None
+    if pt.__basicsize__ != cls.__basicsize__:  # msgspec added a slot: never expected
         return None
     dec = msgspec.json.Decoder(Union[MessageEntry, CompactionEntry, pt])
     return cls, dec.decode, dec.decode_lines  # through the union: the tag is required (alone it is not)
 
 
-def _maker(cls: type[CustomEntry], names: tuple[str, ...], off_gc: tuple[str, ...]) -> Callable[[Any], CustomEntry]:
-    """Return ``def made(self): return cls(name=self.name, ...)`` for ``names`` (struct field names, so
-    identifiers), compiled once as ``dataclasses`` compiles an ``__init__``: 4x quicker than a call
-    with a built dict. The fields ``off_gc`` names that hold a list or a dict (JSON values just
-    decoded, which hold no cycle) leave the cyclic GC's walks (:data:`~.compact.untrack`), as the
-    entry itself does (``gc=False``): ~0.05 µs a field."""
-    args = ", ".join(f"{n}=self.{n}" for n in names)
-    scope: dict[str, Any] = {"cls": cls, "untrack": untrack, "list": list, "dict": dict}
-    body = f"    e = cls({args})\n"
+def _default(f: Any) -> Any:
+    """Return the ``msgspec.field`` of a probe field redeclaring ``f`` (its default kept; required stays required)."""
+    if f.required:
+        return msgspec.field()
+    return msgspec.field(default_factory=f.default_factory) if f.default is msgspec.NODEFAULT else f.default
+
+
+def _maker(cls: type[CustomEntry], off_gc: tuple[str, ...]) -> Callable[[Any], None]:
+    """Return the probe's ``__post_init__``, compiled once as ``dataclasses`` compiles an ``__init__``:
+    the instance becomes ``cls``'s in place (the probe has its layout: ``__class__`` set, no copy),
+    then ``cls``'s own ``__post_init__`` runs, if any. The fields ``off_gc`` names that hold a list
+    or a dict (JSON values just decoded, which hold no cycle) leave the cyclic GC's walks
+    (:data:`~.compact.untrack`), as the entry itself does (``gc=False``): ~0.05 µs a field."""
+    scope: dict[str, Any] = {"cls": cls, "untrack": untrack, "check": getattr(cls, "__post_init__", None)}
+    body = "    self.__class__ = cls\n"
     if untrack is not None:
-        for n in off_gc:
+        for n in off_gc:  # names are field identifiers
             body += f"    v = self.{n}\n    if type(v) is list or type(v) is dict:\n        untrack(v)\n"
-    exec(f"def made(self):\n{body}    return e\n", scope)  # noqa: S102 - names are field identifiers
-    return cast("Callable[[Any], CustomEntry]", scope["made"])
+    if scope["check"] is not None:
+        body += "    check(self)\n"
+    exec(f"def post(self):\n{body}", scope)  # noqa: S102 - names are field identifiers
+    return cast("Callable[[Any], None]", scope["post"])
 
 
 def _may_hold_container(t: Any) -> bool:
     """True when a probe field of type ``t`` (from :func:`_as_json`) may decode to a list or a dict."""
-    return t is Any or t in (list, dict) or any(_may_hold_container(a) for a in typing.get_args(t)) or (
-        typing.get_origin(t) in (list, dict)
+    return (
+        t is Any
+        or t in (list, dict)
+        or any(_may_hold_container(a) for a in typing.get_args(t))
+        or (typing.get_origin(t) in (list, dict))
     )
 
 
