@@ -160,6 +160,38 @@ def test_live_updates_arrive_as_increments(browser, agent):
         h.close()
 
 
+def test_a_turn_while_another_tab_is_shown_scrolls_the_tree_to_the_leaf_when_shown(browser):
+    """The tree's tab is hidden while a turn runs (the model tab is shown): showing the tree again
+    brings the new leaf into view, as a turn with the tree shown does (a hidden element cannot scroll)."""
+    from test_compare_find_browser import in_view
+
+    agent = long_agent(400)
+    w = SessionWidget(agent)
+    h = Page(browser, w, height=700)
+    page = h.page
+    try:
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        old_leaf = agent.leaf_id
+        assert in_view(page, old_leaf)
+        page.click('.dnb-tab[data-view="model"]')
+        page.wait_for_selector(".dnb-tree-panel", state="hidden")
+        asked = "() => window.__sent.filter(m => m.action === 'lines').length"
+        before = page.evaluate(asked)
+        agent.append(*[f"note {i}" for i in range(60)])  # far more than a screen of new lines
+        w.sync()
+        h.push()
+        page.wait_for_function(f"document.querySelector('.dnb-status').innerText.includes('leaf {agent.leaf_id[:8]}')")
+        assert page.evaluate(asked) == before  # the hidden tree draws nothing, so it asks for no lines
+        page.click('.dnb-tab[data-view="tree"]')
+        page.wait_for_selector(f'.dnb-row.dnb-leaf[data-id="{agent.leaf_id}"]')
+        page.wait_for_function("!document.querySelector('.dnb-row.dnb-loading')")
+        assert in_view(page, agent.leaf_id) and not in_view(page, old_leaf)
+        shot(page, "leaf_after_hidden_turn")
+        assert h.requests == []
+    finally:
+        h.close()
+
+
 def test_ten_thousand_entries_render_a_window_of_rows(browser):
     agent = long_agent(10_000)
     w = SessionWidget(agent)

@@ -48,6 +48,7 @@ export function treePanel(ctx: Ctx): Panel {
   let ahead: LinesReply[] = []; // pushed before their `tree` update
   let wantIndex: number | null = null; // select the line at this index once it arrives
   let wantReveal = ""; // scroll to this entry once Python says where it is
+  let owed = ""; // reveal this entry when the panel is shown: a hidden element cannot scroll
   let linesTimer: ReturnType<typeof setTimeout> | undefined;
   let scheduled = false;
 
@@ -171,10 +172,11 @@ export function treePanel(ctx: Ctx): Panel {
     return div;
   }
 
-  /** Draw only the rows in (and near) the visible window, asking Python for missing lines. O(visible rows). */
+  /** Draw only the rows in (and near) the visible window, asking Python for missing lines. O(visible rows).
+   * Nothing while the panel is hidden (it has no window: its lines would be the top's); `shown` paints. */
   function paintRows(): void {
-    const n = ctx.tree.lines;
-    spacer.style.height = `${n * ROW_H}px`;
+    if (el.hidden) return;
+    const n = fit();
     const top = scroll.scrollTop;
     const height = scroll.clientHeight || 400;
     const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
@@ -190,17 +192,30 @@ export function treePanel(ctx: Ctx): Panel {
     ensure(first - MARGIN, last + MARGIN);
   }
 
+  /** Size the scrolled area to the tree's lines (a scroll past its old end would stop there); returns their count. */
+  function fit(): number {
+    spacer.style.height = `${ctx.tree.lines * ROW_H}px`;
+    return ctx.tree.lines;
+  }
+
   /** Scroll the tree so line i is visible (centred when it was not). */
   function scrollTo(i: number): void {
+    fit();
     const top = i * ROW_H;
     const height = scroll.clientHeight || 400;
     if (top < scroll.scrollTop || top + ROW_H > scroll.scrollTop + height) scroll.scrollTop = Math.max(0, top - height / 2);
     paintRows();
   }
 
-  /** Scroll the tree so the row of `id` is visible (asking Python where it is if need be). */
+  /** Scroll the tree so the row of `id` is visible (asking Python where it is if need be); while the
+   * panel is hidden, once it is shown (the latest such entry). */
   function reveal(id: string): void {
     if (!id) return;
+    if (el.hidden) {
+      owed = id;
+      return;
+    }
+    owed = "";
     const i = ctx.indexOf(id);
     if (i !== undefined) return scrollTo(i);
     if (ctx.kernel.staleReason()) return;
@@ -243,7 +258,10 @@ export function treePanel(ctx: Ctx): Panel {
     tab: "Tree",
     el,
     draw: details.draw,
-    shown: paintRows,
+    shown() {
+      if (owed) reveal(owed);
+      paintRows();
+    },
     dispose() {
       model.off("change:tree", onTree);
       model.off("msg:custom", onCustom);
