@@ -1,6 +1,7 @@
 """The lines a sync pushes to a drawn page, and the ones it need not: what the page already holds.
 
     kept = push(widget, changed, leaf_line)   # sends the lines near the leaf; the run the page keeps, or None
+    widget.send(reply(widget, start, lines))  # a "lines" reply, pushed or asked for
 
 A layout change from line ``changed_from`` on makes the page drop every line it holds from there
 (:mod:`~durable_nb.widget.protocol`, ``Tree``). A re-run cell adds a branch after its older siblings,
@@ -10,6 +11,8 @@ the previous attempt's and the new ones changed: each re-run of one cell pushed 
 (pushes and replies, dropped as the page drops them); the longest run of pushed lines equal to what
 the page holds goes as a ``kept`` range instead (the push skips it,
 :class:`~durable_nb.widget.protocol.LinesReply`), which the page does not drop at the ``tree`` update.
+:func:`reply` is the one shape of a ``"lines"`` reply: a push's, and the answer to the page's own
+request (``SessionWidget._do_lines``).
 """
 
 from __future__ import annotations
@@ -76,9 +79,15 @@ def push(w: Any, changed: int, leaf_line: int) -> tuple[int, int] | None:
         lo, hi = kept or (stop, stop)
         w._held.sent(start, lines[: lo - start])
         w._held.sent(hi, lines[hi - start :])
-        msg = {"reply": "lines", "rev": w._rev, "start": start, "total": len(w._layout)}
-        if kept is None:
-            w.send({**msg, "lines": lines})
-        else:
-            w.send({**msg, "lines": lines[: lo - start] + lines[hi - start :], "kept": list(kept)})
+        w.send(reply(w, start, lines if kept is None else lines[: lo - start] + lines[hi - start :], kept))
     return kept
+
+
+def reply(w: Any, start: int, lines: list[dict[str, Any]], kept: tuple[int, int] | None = None) -> dict[str, Any]:
+    """Return ``w``'s ``"lines"`` reply (:class:`~durable_nb.widget.protocol.LinesReply`) carrying
+    ``lines`` from index ``start``, at ``w``'s revision; a push that skips a run the page holds names
+    it as ``kept`` ([lo, hi)). The answer to a page's request and a sync's push alike. O(1)."""
+    msg: dict[str, Any] = {"reply": "lines", "rev": w._rev, "start": start, "total": len(w._layout), "lines": lines}
+    if kept is not None:
+        msg["kept"] = list(kept)
+    return msg

@@ -394,9 +394,7 @@ class SessionWidget(anywidget.AnyWidget):
             return
         lines = self.lines(start, stop)
         self._held.sent(max(0, start), lines)
-        self.send(
-            {"reply": "lines", "rev": self._rev, "start": max(0, start), "total": len(self._layout), "lines": lines}
-        )
+        self.send(pushed.reply(self, max(0, start), lines))
 
     def _do_views(self, _req: dict[str, Any]) -> None:
         """``{"action": "views"}``: reply with the whole ``views`` (a part the page holds is stale)."""
