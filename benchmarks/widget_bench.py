@@ -267,11 +267,13 @@ def lab_rows(
     does while a person reads the status), each in a notebook and kernel of its own. Then ``turns``
     ``%%durable`` turns with the widget shown: the bytes the page receives per turn, from the key
     press until 1.5 s after the kernel is idle (so a fallback the page asks for once the widget is
-    quiet, 0.7 s, is counted), on tab ``tab`` (clicked before the turns); then a save (Ctrl+S): the
-    bytes until it is written."""
+    quiet, 0.7 s, is counted), on tab ``tab`` (clicked before the turns); a reply to a request the page
+    sent before the key press (the show's first timeline, late at 1M entries) is not the turn's: told
+    apart by its parent message and counted as ``late``. Then a save (Ctrl+S): the bytes until it is
+    written."""
     from playwright.sync_api import sync_playwright
 
-    from tests.e2e.lab import LabServer, open_notebook, run_cell, wait_kernel
+    from tests.e2e.lab import LabServer, frame_ids, open_notebook, run_cell, wait_kernel
     from tests.support import write_notebook
 
     root = tmp / "lab"
@@ -294,21 +296,23 @@ def lab_rows(
                 page = browser.new_page(viewport={"width": 1280, "height": 1000})
                 frames: list[int] = []
                 kinds: dict[str, int] = {}
-                comms: list[int] = []  # the frames of comm messages (the widget's and the page comm's)
+                comms: list[tuple[int, str]] = []  # comm frames (the widget's, the page comm's): size, parent id
                 sent: list[str] = []
+                asked: list[str] = []  # the id of every message the page sent
 
                 def got(payload, frames=frames, kinds=kinds, comms=comms) -> None:
                     frames.append(len(payload))
                     k = _kind(payload)
                     if k.startswith("comm_"):
-                        comms.append(len(payload))
+                        comms.append((len(payload), frame_ids(payload)[1]))
                     if k in ("comm_msg:update:tree", "comm_msg:lines"):
                         sent.append("<" + k + _detail(payload))
                     kinds[k] = kinds.get(k, 0) + len(payload)
 
-                def ws_open(ws, sent=sent) -> None:
+                def ws_open(ws, sent=sent, asked=asked) -> None:
                     ws.on("framereceived", got)
                     ws.on("framesent", lambda payload: sent.append(_kind(payload) + _detail(payload)))
+                    ws.on("framesent", lambda payload: asked.append(frame_ids(payload)[0]))
 
                 page.on("websocket", ws_open)
                 cdp = page.context.new_cdp_session(page)
@@ -344,24 +348,28 @@ def lab_rows(
                         page.locator(f'.jp-NotebookPanel:visible .dnb-tab[data-view="{tab}"]').first.click()
                     page.wait_for_timeout(2000)  # anything the page asks for once the show is quiet
                     row["bytes_after_show"] = sum(frames) - row["bytes_until_idle"]
-                    per_turn, comm_turn, added = [], [], []
+                    per_turn, comm_turn, late_turn, added = [], [], [], []
                     log = root / f"s{n}" / ".durable" / "bench.jsonl"
                     for _ in range(turns):
                         frames.clear()
                         kinds.clear()
                         sent.clear()
                         comms.clear()
+                        earlier = set(asked) - {""}  # a reply to one of these is late: not the turn's
                         size = log.stat().st_size
                         run_cell(page, 2, timeout_ms=900_000)
                         wait_kernel(page, timeout_ms=900_000)
                         page.wait_for_timeout(1500)
-                        per_turn.append(sum(frames))
-                        comm_turn.append(sum(comms))
+                        late = sum(b for b, parent in comms if parent in earlier)
+                        per_turn.append(sum(frames) - late)
+                        comm_turn.append(sum(b for b, parent in comms if parent not in earlier))
+                        late_turn.append(late)
                         added.append(log.stat().st_size - size)  # the JSON of the entries the turn added
                         print(
                             {
                                 "turn_bytes": sum(frames),
-                                "comm_bytes": sum(comms),
+                                "comm_bytes": comm_turn[-1],
+                                "late_comm_bytes": late,
                                 "new_entries_bytes": added[-1],
                                 "by_kind": kinds.copy(),
                                 "sent": sent.copy(),
@@ -372,6 +380,7 @@ def lab_rows(
                     row["turn_page_bytes_max"] = max(per_turn)
                     row["turn_comm_bytes"] = statistics.median(comm_turn)
                     row["turn_comm_bytes_max"] = max(comm_turn)
+                    row["turn_late_comm_bytes_max"] = max(late_turn)  # replies to what the page asked before
                     row["turn_new_entries_bytes"] = statistics.median(added)
                     row["turn_comm_ratio"] = max(c / a for c, a in zip(comm_turn, added, strict=True))
                     frames.clear()

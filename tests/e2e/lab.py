@@ -317,3 +317,21 @@ def save(page) -> None:
 def wait_kernel(page, timeout_ms: int = 60_000) -> None:
     """Wait until the open notebook's kernel is connected and idle (e.g. after a restart)."""
     page.wait_for_function(KERNEL_READY, timeout=timeout_ms, polling=100)
+
+
+def frame_ids(payload: str | bytes) -> tuple[str, str]:
+    """A kernel websocket frame's message id and its parent's ("" where there is none or the frame is
+    not a kernel message): JupyterLab's binary protocol (``v1.kernel.websocket.jupyter.org``: the part
+    count and offsets as little-endian 64-bit integers, then the channel, header, parent header,
+    metadata, content and buffers) or the older JSON one. O(frame)."""
+    try:
+        if isinstance(payload, bytes) and len(payload) >= 8 and payload[:1] != b"{":
+            n = int.from_bytes(payload[:8], "little")
+            at = [int.from_bytes(payload[8 + 8 * i : 16 + 8 * i], "little") for i in range(n)]
+            header, parent = (json.loads(payload[at[k] : at[k + 1]]) for k in (1, 2))
+        else:
+            msg = json.loads(payload)
+            header, parent = msg.get("header") or {}, msg.get("parent_header") or {}
+        return str(header.get("msg_id", "")), str(parent.get("msg_id", ""))
+    except (ValueError, IndexError, AttributeError, TypeError):
+        return "", ""
