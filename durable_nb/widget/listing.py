@@ -30,6 +30,7 @@ from .layout import START, Layout
 
 MAX_ITEMS = 200  # list items one "query" reply carries
 MAX_BUCKETS = 240  # bars of the timeline strip (turns are grouped beyond that)
+TIMELINE_VIEWS = 8  # views of one widget whose last timeline is kept (each asks for its change)
 FILTER_KEYS = ("role", "kind", "model", "tool", "tag", "error", "min_score", "max_score", "on_path")
 SORTS = ("tree", "time", "cost", "tokens")
 STEPS = ("entry", "turn", "branch")
@@ -330,19 +331,26 @@ def do_step(w: Any, req: dict[str, Any]) -> None:
 
 
 def do_timeline(w: Any, req: dict[str, Any]) -> None:
-    """``{"action": "timeline", "have"}``: reply with :func:`timeline`, as its change from the one
-    last sent when the page holds that one (``have`` is its seq): the bars from the first that
-    differs (a turn: the last one or two). O(turns log turns) plus O(bars)."""
+    """``{"action": "timeline", "have", "view"}``: reply with :func:`timeline`, as its change from the
+    one last sent to that view when it holds that one (``have`` is its seq): the bars from the first
+    that differs (a turn: the last one or two). Each view of the widget (shown twice: every view
+    receives every reply) has its own; the :data:`TIMELINE_VIEWS` that asked last are remembered
+    (one asking after them gets the whole timeline). O(turns log turns) plus O(bars)."""
     if getattr(w, "_turns", None) is None:
         w._turns = Turns()
     t = timeline(w.agent, turns=w._turns)
-    seq, old = getattr(w, "_timeline_sent", (0, None))
+    view = str(req.get("view") or "")
+    if getattr(w, "_timelines_sent", None) is None:
+        w._timelines_sent = {}
+    sent: dict[str, tuple[int, list[dict[str, Any]]]] = w._timelines_sent
+    seq, old = sent.pop(view, (0, None))
     start, base, bars = 0, -1, t["turns"]
     if old is not None and req.get("have") == seq:
         base = seq
         while start < min(len(old), len(bars)) and old[start] == bars[start]:
             start += 1
-    w._timeline_sent = (seq + 1, bars)
-    w.send(
-        {"reply": "timeline", "rev": w._rev, **t, "turns": bars[start:], "start": start, "base": base, "seq": seq + 1}
-    )
+    sent[view] = (seq + 1, bars)
+    if len(sent) > TIMELINE_VIEWS:
+        del sent[next(iter(sent))]  # the view that asked longest ago
+    change = {"turns": bars[start:], "start": start, "base": base, "seq": seq + 1, "view": view}
+    w.send({"reply": "timeline", "rev": w._rev, **t, **change})

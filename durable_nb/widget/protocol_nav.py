@@ -42,6 +42,7 @@ class StepRequest(TypedDict):
 class TimelineRequest(TypedDict):
     action: Literal["timeline"]
     have: NotRequired[int]  # the seq of the timeline the page holds: the reply may be its change
+    view: NotRequired[str]  # the asking view's id: a widget shown twice keeps a timeline per view
 
 
 class Facets(TypedDict):
@@ -82,6 +83,7 @@ class TimelineReply(TypedDict):
     start: int
     base: int  # the seq of the timeline this changes (-1: the whole timeline, start 0)
     seq: int  # this timeline's (a page that holds another base asks for the whole)
+    view: str  # the request's ("": none named): every view of the widget receives the reply, the others skip it
 
 
 class ModuleRequest(TypedDict):

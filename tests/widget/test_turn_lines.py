@@ -57,6 +57,33 @@ def test_a_turn_sends_the_timeline_as_its_last_bars(recording):
     assert timeline(have=whole["seq"])["base"] == -1  # a seq that is not the last sent's
 
 
+def test_a_widget_shown_twice_sends_each_view_its_timeline_change(recording):
+    """Two views of one widget (an output shown twice) each hold a timeline and each receive every reply:
+    each asks with its ``view`` id and gets the change of its own, never the whole timeline again."""
+    from durable_nb.widget.listing import TIMELINE_VIEWS
+
+    agent = long_agent(300)
+    w = SessionWidget(agent)
+
+    def timeline(**req):
+        front_end_send(w, {"action": "timeline", **req})
+        return w.comm.sent[-1][1]["content"]
+
+    held = {v: timeline(view=v) for v in ("a", "b")}
+    assert all(r["base"] == -1 and r["view"] == v for v, r in held.items())
+    for i in range(3):
+        agent.run(f"turn {i}").wait()
+        w.sync()
+        for v in ("a", "b"):  # both ask at the turn's tree update, each with the seq it holds
+            r = timeline(view=v, have=held[v]["seq"])
+            assert r["view"] == v and r["base"] == held[v]["seq"] and r["start"] >= len(held[v]["turns"]) - 2
+            held[v] = {**r, "turns": held[v]["turns"][: r["start"]] + r["turns"]}
+    assert held["a"]["turns"] == held["b"]["turns"] == timeline()["turns"]
+    for k in range(TIMELINE_VIEWS):  # views enough to forget the oldest: it gets the whole timeline
+        timeline(view=f"other {k}")
+    assert timeline(view="b", have=held["b"]["seq"])["base"] == -1
+
+
 def test_a_turn_regroups_the_timeline_only_when_the_turns_double():
     """Bars group a power of two turns, so a turn regroups (and re-sends) every bar once per doubling of
     the turns, not each time their count passes a multiple of the bars (#32: at 300k entries, the turn

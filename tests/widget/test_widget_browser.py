@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from widget_harness import Page, row, shot
+from widget_harness import SHOTS, Page, row, shot
 from widget_sessions import HOSTILE, REMINDER, long_agent, tool_agent
 
 from durable_nb.widget import SessionWidget
@@ -188,6 +188,43 @@ def test_a_turn_while_another_tab_is_shown_scrolls_the_tree_to_the_leaf_when_sho
         assert in_view(page, agent.leaf_id) and not in_view(page, old_leaf)
         shot(page, "leaf_after_hidden_turn")
         assert h.requests == []
+    finally:
+        h.close()
+
+
+def test_a_widget_shown_twice_gets_each_view_its_timeline_change_at_a_turn(browser):
+    """Two views of one model (an output shown twice) each receive every reply: a turn sends each view
+    its timeline's last bars, never the whole timeline again, and both draw the session's timeline."""
+    from durable_nb.widget.listing import timeline
+
+    agent = long_agent(300)
+    w = SessionWidget(agent)
+    h = Page(browser, w)
+    page = h.page
+    label = "() => [...document.querySelectorAll('.dnb-timeline-label')].map(e => e.textContent.split(' ')[0])"
+    try:
+        page.wait_for_selector(".dnb-row.dnb-leaf")
+        page.evaluate(
+            "() => { const d = document.createElement('div'); d.id = 'again'; document.body.append(d); window.__render(d); }"
+        )
+        page.wait_for_selector("#again .dnb-row.dnb-leaf")
+        total = str(timeline(agent)["total"])
+        page.wait_for_function(f"() => ({label})().join() === '{total},{total}'")
+        mark = page.evaluate("() => window.__received.length")
+        for i in range(3):
+            agent.run(f"turn {i}").wait()
+            w.sync()
+            h.push()
+            total = str(timeline(agent)["total"])
+            page.wait_for_function(f"() => ({label})().join() === '{total},{total}'")
+        got = page.evaluate("m => window.__received.slice(m).filter(r => r.reply === 'timeline')", mark)
+        assert len(got) == 6 and len({r["view"] for r in got}) == 2
+        assert all(r["base"] != -1 and len(r["turns"]) <= 2 for r in got), [(r["base"], len(r["turns"])) for r in got]
+        bars = "sel => [...document.querySelectorAll(sel + ' .dnb-timeline-bar')].map(b => b.dataset.id)"
+        assert (
+            page.evaluate(bars, "#out") == page.evaluate(bars, "#again") == [b["id"] for b in timeline(agent)["turns"]]
+        )
+        page.screenshot(path=str(SHOTS / "shown_twice.png"), full_page=True)  # both views
     finally:
         h.close()
 

@@ -114,7 +114,7 @@ function standIn(data: PageData): Model {
     if (msg.action === "views") return reply({ reply: "views", rev: state.tree.rev, seq: 0, base: -1, views: { ...state.views } });
     if (msg.action === "query") return reply(answerQuery(msg, lines, data.facts || [], mark, state.tree.rev));
     if (msg.action === "step") return reply(answerStep(msg, lines, index, state.tree.rev));
-    if (msg.action === "timeline") return reply({ reply: "timeline", rev: state.tree.rev, start: 0, base: -1, seq: 0, ...(data.timeline || { total: 0, turns: [] }) });
+    if (msg.action === "timeline") return reply({ reply: "timeline", rev: state.tree.rev, start: 0, base: -1, seq: 0, view: msg.view || "", ...(data.timeline || { total: 0, turns: [] }) });
   }
 
   // a deep link (#entry=ID, a label or 4+ characters of an id) opens the page with that entry selected

@@ -379,6 +379,8 @@ export interface StepRequest {
 export interface TimelineRequest {
   action: "timeline";
   have?: number;
+  /** the asking view's id: a widget shown twice keeps a timeline per view */
+  view?: string;
 }
 
 export interface FallbackRequest {
@@ -501,6 +503,8 @@ export interface TimelineReply {
   start: number;
   base: number;
   seq: number;
+  /** the request's ("": none named): every view of the widget receives the reply, the others skip it */
+  view: string;
 }
 
 export interface FallbackReply {

@@ -2,7 +2,9 @@
  * The timeline strip above the panels: the session's turns (every branch) over time, one bar per turn
  * in time order (or per group of turns in a long session), its height the turn's cost (its tokens when no price is
  * known). Python computes it ({action: "timeline"}, durable_nb.widget.listing.timeline), at most a few
- * hundred bars; a click on a bar selects that turn in the tree.
+ * hundred bars; a click on a bar selects that turn in the tree. A turn gets the change of the timeline this
+ * view holds (its last bars); a widget shown twice has two views that each hold their own, named by
+ * `view` in the request and its reply (every view of the model receives every reply).
  */
 import type { Ctx } from "../context";
 import { h } from "../dom";
@@ -30,6 +32,7 @@ export function timelineStrip(ctx: Ctx): Strip {
   let waiting = false; // a request not answered yet: a busy kernel answers once, after its cell
   let turns: Turn[] = [];
   let held = -1; // the seq of the timeline drawn: Python may answer with its change
+  const me = Math.random().toString(36).slice(2, 10); // this view's id: every view of the model receives every reply
 
   /** Ask for the timeline when the layout moved since the last answer, one request at a time
    * (the reply is Python's timeline at its revision then: a turn's revisions cost one request). */
@@ -37,14 +40,15 @@ export function timelineStrip(ctx: Ctx): Strip {
     if (waiting || askedRev >= ctx.tree.rev || ctx.kernel.staleReason() || !ctx.tree.entries) return;
     askedRev = ctx.tree.rev;
     waiting = true;
-    model.send({ action: "timeline", have: held });
+    model.send({ action: "timeline", have: held, view: me });
   }
 
   function onTimeline(r: TimelineReply): void {
+    if (r.view && r.view !== me) return; // another view's answer (the widget is shown twice)
     waiting = false;
     const base = typeof r.base === "number" ? r.base : -1;
     if (base !== -1 && base !== held) {
-      held = -1; // a change of a timeline this page does not hold (another view asked): ask for the whole
+      held = -1; // a change of a timeline this view does not hold: ask for the whole
       askedRev = -1;
       ask();
       return;
