@@ -231,6 +231,9 @@ VARIANTS = [
     "lean_message+time_int",
     "lean_message+usage_struct",
     "lean_message+content_tuple",
+    "lean_message+lean_blocks",
+    "lean_message+lean_blocks+time_int",
+    "lean_message+content_tuple+lean_blocks",
     "exact_content+split_usage+lean_message",
 ]
 
