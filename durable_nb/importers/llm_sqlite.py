@@ -47,6 +47,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from .. import ai
@@ -174,17 +175,27 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
         hint = f" (newest: {', '.join(near)})" if near else " (it holds none)"
         raise DurableError(f"{path}: no llm conversation {cid!r}{hint}")
     family = _family(threads, cid)
-    turns = [_Turn(r) for t in family for r in db.execute(_TURNS, [t])]
+    cur = db.cursor()
+    cur.row_factory = None  # plain tuples
+    turns = [_Turn(*r) for t in family for r in cur.execute(_TURNS, [t])]
     tips = [threads[t]["tip_message_hash"] for t in family] + [r.tip for r in turns]
     everything = db.execute("select count(*) from turns").fetchone()[0]
+    turns.sort(key=lambda r: r.time or "")
+    for turn in turns:
+        turn.time = None  # only for the order
     tree = llm_tree.tree(db, path, [t for t in tips if t], scan=len(turns) * 2 >= everything)
-    times, produced = _turn_times(tree.messages, sorted(turns, key=lambda r: r.time or ""))
+    del tips
+    times, produced = _turn_times(tree.messages, turns)
+    for turn in turns:
+        turn.tip = turn.parent = None  # what the messages still read is the model and usage
+    del turns
     entries: list[Entry] = []
     last_of: dict[str, str] = {}  # message hash -> the entry its children continue from
     no_parts: list[Part] = []
     h = ""
     try:
-        for h, (parent_hash, role, provider_metadata) in tree.messages.items():
+        for h in list(tree.messages):
+            parent_hash, role, provider_metadata = tree.messages.pop(h)  # its row goes as its entries come
             at = times.get(h) or ""
             parts = tree.parts.pop(h, no_parts)  # the dicts go as their entries come
             made = _entries(h, last_of.get(parent_hash or "", ""), at, role, parts, produced.get(h))
@@ -247,11 +258,20 @@ class _Turn:
 
     __slots__ = ("time", "at", "tip", "parent", "model", "usage")
 
-    def __init__(self, r: sqlite3.Row) -> None:
-        self.time, self.tip, self.parent = r[0], r[1], r[2]
-        self.at = iso(r[0])
-        self.model = r[3] or r[4]
-        self.usage = tuple((c, v) for c, v in (("input_tokens", r[5]), ("output_tokens", r[6])) if isinstance(v, int))
+    def __init__(self, time: Any, tip: Any, parent: Any, resolved: Any, model: Any, inp: Any, out: Any) -> None:
+        self.time, self.tip, self.parent = time, tip, parent
+        self.at = iso(time)
+        model = resolved or model
+        self.model = intern(model) if type(model) is str else model
+        self.usage = _usage(inp, out)
+
+
+def _usage(inp: Any, out: Any) -> tuple[tuple[str, int], ...]:
+    """Return a turn's integer token counts as ``(name, count)`` pairs, under the names
+    :mod:`durable_nb.cost` reads."""
+    if isinstance(inp, int) and isinstance(out, int):
+        return (("input_tokens", inp), ("output_tokens", out))
+    return tuple((c, v) for c, v in (("input_tokens", inp), ("output_tokens", out)) if isinstance(v, int))
 
 
 def _turn_times(rows: dict[str, tuple[Any, Any, Any]], turns: list[_Turn]) -> tuple[dict[str, str], dict[str, _Turn]]:

@@ -98,11 +98,12 @@ def _scan(cur: sqlite3.Cursor, path: Path, tips: list[str], out: Tree, refs: tup
         while h in every and h not in mine:  # a parent_hash cycle ends where it began
             mine.add(h)
             h = every[h][0]
-    out.messages = {h: v for h, v in every.items() if h in mine}
-    del every
+    out.messages = every if len(mine) == len(every) else {h: v for h, v in every.items() if h in mine}
+    del every, mine  # out.messages says which messages are read
     rows = cur.execute("select id, message_hash, type, text, payload from parts order by message_hash, position")
+    kept = out.messages
     for pid, h, ptype, ptext, payload in rows:
-        if h in mine:
+        if h in kept:
             _add(out, path, pid, h, ptype, ptext, payload, refs)
 
 
