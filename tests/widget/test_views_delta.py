@@ -55,6 +55,23 @@ def replies(w: SessionWidget, since: int) -> tuple[list[dict], list[dict]]:
     ]
 
 
+def shown(w: SessionWidget, tab: str) -> Page:
+    """Show ``tab`` as a page does: the ``view`` update, then its request for the tab's part; return the page."""
+    front_end_update(w, view=tab)
+    front_end_send(w, {"action": "views"})
+    return Page(w)
+
+
+def taken(page: Page, w: SessionWidget, since: int, tab: str) -> list[dict]:
+    """Let ``page`` take the "views" replies sent from message ``since`` on; check it holds ``tab`` as the
+    kernel does (not stale); return those replies."""
+    views, _ = replies(w, since)
+    for r in views:
+        page.take(r)
+    assert page.views[tab] == json.loads(json.dumps(w.views[tab])) and tab not in page.stale
+    return views
+
+
 def test_list_delta_keeps_the_overlap_by_identity():
     a, b, c, d = ({"i": i} for i in range(4))
     assert list_delta([a, b, c], [b, c, d]) == {"drop": 1, "keep": 2, "add": [d]}
@@ -80,19 +97,14 @@ def test_a_re_run_cell_on_the_model_tab_sends_its_new_items_not_the_view(recordi
     w = SessionWidget(a)
     front_end_send(w, {"action": "lines", "start": 0, "stop": 50})  # the page is drawn
     for tab in ("model", "transcript"):
-        front_end_update(w, view=tab)
-        front_end_send(w, {"action": "views"})  # the page asks for the tab's part when it shows it
-        page = Page(w)
+        page = shown(w, tab)
         fork = a.path()[-3].id  # before the last turn: its cell re-run
         mark = len(w.comm.sent)
         a.branch(fork)
         w.sync()
         a.run("the re-run").wait()
         w.sync()
-        views, _ = replies(w, mark)
-        for r in views:
-            page.take(r)
-        assert page.views[tab] == json.loads(json.dumps(w.views[tab])) and tab not in page.stale
+        views = taken(page, w, mark, tab)
         whole = len(json.dumps(w.views[tab]))
         sent = sum(len(json.dumps(r)) for r in views)
         assert sent < whole / 4, (tab, sent, whole)
@@ -108,9 +120,7 @@ def test_a_re_run_with_a_long_reply_brings_back_what_its_append_dropped_without_
     w = SessionWidget(a)
     front_end_send(w, {"action": "lines", "start": 0, "stop": 50})
     for tab in ("model", "transcript"):
-        front_end_update(w, view=tab)
-        front_end_send(w, {"action": "views"})
-        page = Page(w)
+        page = shown(w, tab)
         a.run("a long one").wait()  # appended in one sync: the window drops its first items
         mark = len(w.comm.sent)
         w.sync()
@@ -119,10 +129,7 @@ def test_a_re_run_with_a_long_reply_brings_back_what_its_append_dropped_without_
             w.sync()
             a.run("a long one").wait()
             w.sync()
-        views, _ = replies(w, mark)
-        for r in views:
-            page.take(r)
-        assert page.views[tab] == json.loads(json.dumps(w.views[tab])) and tab not in page.stale
+        views = taken(page, w, mark, tab)
         assert any(r[tab].get("back") for r in views)
         reply = len(json.dumps(w.views[tab][-1]))
         sent = sum(len(json.dumps(r)) for r in views)
