@@ -238,6 +238,8 @@ def test_ten_thousand_entries_render_a_window_of_rows(browser):
         page.wait_for_selector(".dnb-row.dnb-leaf")
         drawn = page.locator(".dnb-row").count()
         assert 10 <= drawn <= 60, drawn  # only the visible window (plus overscan) is in the DOM
+        (asked,) = page.evaluate("() => window.__sent.filter(m => m.action === 'lines')")
+        assert asked["start"] <= w.tree["leaf_line"] < asked["stop"]  # the leaf's lines only, not the top's too
         assert row(page, agent.leaf_id).is_visible()
         page.locator(".dnb-scroll").evaluate("e => e.scrollTop = 0")
         first = agent.entries()[0].id

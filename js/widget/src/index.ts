@@ -42,8 +42,9 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
     queueMicrotask(() => {
       queued = false;
       const leaf = ctx.leaf();
-      bars.showView();
+      // reveal first: showing the tree paints it where it is scrolled (its top, at the first paint)
       if (firstPaint || leaf !== lastLeaf) ctx.hooks.reveal(ctx.selected() || leaf);
+      bars.showView();
       if (firstPaint) {
         // `el` may not be laid out yet: reveal again once it is.
         requestAnimationFrame(() => {
