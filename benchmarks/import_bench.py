@@ -1,7 +1,7 @@
 """The 100 MB imports (#18 item 4): ``open_session`` against the bare ``json.loads`` floor.
 
     python benchmarks/import_bench.py [--format claude_code|codex|pi|llm|inspect|all] [--mb 100]
-        [--entries 100000] [--repeat 3] [--code LABEL=DIR ...] [--trace] [--out FILE]
+        [--entries 100000] [--repeat 3] [--code LABEL=DIR ...] [--trace] [--into jsonl|sqlite] [--out FILE]
 
 ``llm`` and ``inspect`` (sized by ``--entries``) are written and floored by
 ``import_fixtures.py`` (see there); the JSONL formats as follows.
@@ -35,6 +35,10 @@ Each measurement runs in a fresh child process (so peak memory is its own):
   importers use: the limit of any reader built on it);
 - **open_session**: ``durable_nb.importers.open_session(path)``, the whole
   import: an agent on an in-memory copy, ready for its views.
+- **copy** (``--into jsonl|sqlite``, instead of open_session): the import into
+  a new store of that kind in a temporary folder, ``transfer.copy(log, store)``
+  (``python -m durable_nb copy LOG DST``), everything written; results stored
+  under ``FORMAT>KIND``.
 
 Reported: best wall time and best CPU time of ``--repeat`` runs, the ratios to
 the floor of the same run, and peak memory (the child's ``VmHWM``: its

@@ -62,16 +62,8 @@ def sources(src: str, only: Collection[str] = ()) -> tuple[str, Iterator[tuple[S
     src = expand_env(src)
     p = Path(src).expanduser()
     if p.is_file() and store_kind(src) != "sqlite":
-        from .importers import open_session
-
-        imported = open_session(p)
-        agent = imported.agent
-        entries = leaf_last(agent.entries(), agent.leaf_id)  # the copy resumes where the import shows its leaf
-        rec = SessionRecord(agent.session_id, "", agent.entries()[0].created_at if entries else "")
-        if imported.format == "durable_nb":  # keep the log's own session record
-            first = json.loads(p.read_bytes().split(b"\n", 1)[0])
-            rec = SessionRecord(agent.session_id, first.get("parent_id") or "", first.get("created_at") or "")
-        return f"{p} ({imported.format})", iter([(rec, entries)])
+        where, rec, entries = _read_log(p)
+        return where, iter([(rec, entries)])
     kind = store_kind(src)
     if (kind == "jsonl" and not p.is_dir()) or (kind == "sqlite" and not Path(sqlite_path(src)).expanduser().is_file()):
         raise DurableError(f"no store folder, SQLite database or session log at {src!r}")
@@ -94,6 +86,21 @@ def sources(src: str, only: Collection[str] = ()) -> tuple[str, Iterator[tuple[S
                 yield rec, " ".join(str(e).split())
 
     return describe(store), items()
+
+
+def _read_log(p: Path) -> tuple[str, SessionRecord, list[Entry]]:
+    """Return the description, session record and entries (leaf last) of the log at ``p``, read by
+    :func:`~durable_nb.importers.open_session`; the agent it made is let go of."""
+    from .importers import open_session
+
+    imported = open_session(p)
+    agent = imported.agent
+    entries = leaf_last(agent.entries(), agent.leaf_id)  # the copy resumes where the import shows its leaf
+    rec = SessionRecord(agent.session_id, "", agent.entries()[0].created_at if entries else "")
+    if imported.format == "durable_nb":  # keep the log's own session record
+        first = json.loads(p.read_bytes().split(b"\n", 1)[0])
+        rec = SessionRecord(agent.session_id, first.get("parent_id") or "", first.get("created_at") or "")
+    return f"{p} ({imported.format})", rec, entries
 
 
 def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied:
@@ -165,23 +172,26 @@ def copy_spool(rec: SessionRecord, spool: Spool, dst: Store, batch: int = 1_000_
             for i in chunk:
                 lines[i] = b""
             chunk, size = [], 0
-    return Copied(rec.id, len(lines), len(missing), created)
+    return Copied(rec.id, len(lines) + spool.repeated, len(missing), created)
 
 
 def _spooled(src: str) -> tuple[str, Iterator[tuple[SessionRecord, list[Entry] | str | Spool]]] | None:
-    """Return :func:`sources` for a pi or Codex log read by :func:`~durable_nb.importers.stream.spool`,
-    else ``None`` (another source, or a log that reader hands back)."""
+    """Return :func:`sources` for a log file as a :class:`~durable_nb.importers.stream.Spool`: a pi or
+    Codex log read by :func:`~durable_nb.importers.stream.spool`, any other (or one that reader hands
+    back) read whole and its entries encoded one by one as they are let go of
+    (:func:`~durable_nb.importers.stream.listed`); ``None`` for a source that is not a log file."""
     p = Path(expand_env(src)).expanduser()
     if not p.is_file() or store_kind(src) == "sqlite":
         return None
-    from .importers.stream import spool
+    from .importers.stream import listed, spool
 
     try:
         spooled = spool(p)
     except OSError:
         return None  # sources() names it
     if spooled is None:
-        return None
+        where, rec, entries = _read_log(p)
+        return where, iter([(rec, listed(rec.id, entries))])
     rec = SessionRecord(spooled.session_id, "", spooled.first_time)
     return f"{p} ({spooled.format})", iter([(rec, spooled)])
 

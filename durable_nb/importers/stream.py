@@ -19,7 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import DurableError
 from ..session import DecodeError, Entry, decode_lines, encode_line, is_aside
+from ..session.codec import same_line
 from ..session.compact import collector_paused
 from .common import _ISO, Records, mtime_iso
 
@@ -45,6 +47,7 @@ class Spool:
     last_time: str = ""
     dropped: int = 0
     renamed: int = 0
+    repeated: int = 0  # entries left out of lines by listed() (an id repeated with the same content)
 
     def add(self, entries: Iterable[Entry]) -> None:
         """Take the next entries in log order: an exact repeat of an earlier id is dropped, a
@@ -120,6 +123,29 @@ class Spool:
         if out is None:
             raise DecodeError(f"{self.source}: an entry read does not decode again")
         return out
+
+
+def listed(session_id: str, entries: list[Entry]) -> Spool:
+    """Return ``entries`` (an import's, already deduplicated and timed) as a :class:`Spool`, each
+    encoded in turn and its slot in the list emptied (``entries`` is used up: hold no other
+    reference to them and they are freed as they go). An id repeated with the same content is
+    kept once (``repeated`` counts it); with other content it raises :class:`DurableError`, as
+    :func:`~durable_nb.transfer.copy_session` does. O(their size)."""
+    out = Spool("", "", session_id=session_id)
+    lines, ids = out.lines, out.ids
+    for i, e in enumerate(entries):
+        entries[i] = None  # type: ignore[call-overload]  # let go of it once encoded
+        line = encode_line(e)
+        at = ids.get(e.id)
+        if at is None:
+            ids[e.id] = len(lines)
+            lines.append(line)
+        elif same_line(lines[at], line):
+            out.repeated += 1
+        else:
+            raise DurableError(f"session {session_id!r}: the source holds entry {e.id!r} twice with different content")
+    entries.clear()
+    return out
 
 
 def spool(path: Path) -> Spool | None:

@@ -12,7 +12,7 @@ from durable_nb import session, transfer
 from durable_nb.errors import CorruptLog, DurableError
 from durable_nb.importers import codex, open_session, pi
 from durable_nb.importers.common import Records
-from durable_nb.importers.stream import spool
+from durable_nb.importers.stream import listed, spool
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STREAMED = [
@@ -69,7 +69,16 @@ def test_a_streamed_log_gives_the_listed_entries_line_for_line(tmp_path, fixture
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
-@pytest.mark.parametrize("fixture", [STREAMED[2], STREAMED[4], "codex-rollback-compacted.generated.jsonl"])
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        STREAMED[2],
+        STREAMED[4],
+        "codex-rollback-compacted.generated.jsonl",  # read whole: where a rollback hangs is known at the end
+        "spotter-tool_heavy.jsonl",  # Claude Code: read whole, then encoded entry by entry
+        "pi-go-thinking.generated.jsonl",  # this project's own layout: read whole too
+    ],
+)
 def test_a_copied_log_holds_the_listed_entries_and_a_second_copy_adds_nothing(tmp_path, fixture, kind):
     log = FIXTURES / fixture
     dst = str(tmp_path / "d") if kind == "jsonl" else f"sqlite:///{tmp_path}/d.db"
@@ -187,3 +196,33 @@ def test_a_copy_holds_under_twice_the_log_while_the_listed_import_holds_more(tmp
     finally:
         tracemalloc.stop()
     assert copied < 2 * size < held, (copied / size, held / size)  # issue 32: peak <= 2x the file
+
+
+def test_a_log_read_whole_is_encoded_entry_by_entry_and_let_go_of():
+    entries = open_session(FIXTURES / "spotter-tool_heavy.jsonl").agent.entries()
+    lines = [session.encode_line(e) for e in entries]
+    given = [*entries, entries[2]]  # an id twice with the same content: kept once
+    out = listed("s", given)
+    assert (out.lines, out.repeated, given) == (lines, 1, [])
+    other = session.decode({**session.encode(entries[2]), "created_at": "2000-01-01T00:00:00Z"})
+    with pytest.raises(DurableError, match=f"the source holds entry '{entries[2].id}' twice with different content"):
+        listed("s", [*entries, other])
+
+
+def test_a_claude_code_copy_holds_under_twice_the_log(tmp_path):
+    import re
+    import tracemalloc
+
+    text = (FIXTURES / "spotter-tool_heavy.jsonl").read_text()
+    ids = re.compile(r'"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:toolu_|msg_)[A-Za-z0-9]+)"')
+    log = tmp_path / "cc.jsonl"
+    log.write_text("".join(ids.sub(lambda m: f'"{m.group(1)}-{k}"', text) for k in range(100)))  # ids of its own each
+    size = log.stat().st_size
+    assert len(open_session(log).agent.entries()) > 30 * 100
+    tracemalloc.start()
+    try:
+        transfer.copy(str(log), str(tmp_path / "d"), echo=lambda line: None)
+        copied = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert copied < 2 * size, copied / size  # issue 32: peak <= 2x the file (3.4x when the entries were all held)
