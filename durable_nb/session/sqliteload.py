@@ -15,18 +15,18 @@ time tends to the larger half instead of their sum when a second core is
 free; CPU time is the sum, as before. One query a chunk matters: each time
 the reader gets back from SQLite it must wait for the GIL, which a decode
 gives up only between its pieces, so few returns a chunk keep the reader
-ahead. A session of one chunk is read without a thread.
+ahead. A session of one chunk is read without a thread. The thread is a
+:class:`~.readahead.ReadAhead`.
 """
 
 from __future__ import annotations
 
-import queue
 import sqlite3
-import threading
-from typing import cast
+from collections.abc import Generator
 
 from .codec import decode_lines
 from .entry import Entry
+from .readahead import ReadAhead
 
 CHUNK = 2_000
 """Rows joined per query (~1.3 MB of bodies here: still in cache when decoded, and reused)."""
@@ -44,8 +44,6 @@ JOINED = (
     " 9223372036854775807)"
 )
 
-_DONE = object()  # the reader's last item: every chunk was queued
-
 
 def joined(db: sqlite3.Connection, id: str) -> list[Entry] | None:
     """Return session ``id``'s entries read :data:`CHUNK` rows at a time as joined lines on ``db`` (inside
@@ -59,23 +57,29 @@ def joined(db: sqlite3.Connection, id: str) -> list[Entry] | None:
         row = db.execute(JOINED, (id, 0, CHUNK - 1)).fetchone()
     except sqlite3.DataError:  # SQLITE_TOOBIG: bodies too long to join
         return None
-    if row[0] < CHUNK:
-        return _decoded([], row)
-    reader = _Reader(db, id, row[4])
+    out = _decoded([], row)
+    if row[0] < CHUNK or out is None:
+        return out
+    reader = ReadAhead(lambda: _chunks(db, id, row[4]), "durable_nb sqlite reader")
     try:
-        out = _decoded([], row)
-        while out is not None:
-            item = reader.next()
-            if item is _DONE:
-                return out
-            if isinstance(item, sqlite3.DataError):
+        for later in reader:
+            if _decoded(out, later) is None:
                 return None
-            if isinstance(item, BaseException):
-                raise item
-            out = _decoded(out, cast(tuple, item))
+        return out
+    except sqlite3.DataError:
         return None
     finally:
         reader.stop()
+
+
+def _chunks(db: sqlite3.Connection, id: str, after: int) -> Generator[tuple, None, None]:
+    """Yield the :data:`JOINED` rows of session ``id``'s chunks after rowid ``after``, in order."""
+    while True:
+        row = db.execute(JOINED, (id, after, CHUNK - 1)).fetchone()
+        yield row
+        if row[0] < CHUNK:
+            return
+        after = row[4]
 
 
 def _decoded(out: list[Entry], row: tuple) -> list[Entry] | None:
@@ -96,44 +100,3 @@ def ascending(rowids: str, count: int) -> bool:
     """Return whether ``rowids`` (``count`` integers joined by commas) ascend. O(count)."""
     r = list(map(int, rowids.split(",")))
     return len(r) == count and r == sorted(r)
-
-
-class _Reader:
-    """A thread running :data:`JOINED` for the chunks after rowid ``after``, each row queued (two at most
-    ahead of the decode), then :data:`_DONE`, or the exception that stopped it."""
-
-    def __init__(self, db: sqlite3.Connection, id: str, after: int) -> None:
-        self._items: queue.Queue = queue.Queue(2)
-        self._stopping = self._ended = False
-        self._thread = threading.Thread(
-            target=self._run, args=(db, id, after), name="durable_nb sqlite reader", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, db: sqlite3.Connection, id: str, after: int) -> None:
-        end: object = _DONE
-        try:
-            while not self._stopping:
-                row = db.execute(JOINED, (id, after, CHUNK - 1)).fetchone()
-                self._items.put(row)
-                if row[0] < CHUNK:
-                    break
-                after = row[4]
-        except BaseException as e:  # raised by the decoding thread
-            end = e
-        finally:
-            self._items.put(end)
-
-    def next(self) -> object:
-        """Return the next queued item, waiting for it: a row, :data:`_DONE` or an exception (the last)."""
-        item = self._items.get()
-        self._ended = item is _DONE or isinstance(item, BaseException)
-        return item
-
-    def stop(self) -> None:
-        """Stop after the query under way (its rows are dropped) and wait for the thread: ``db`` is
-        then the caller's alone. The queue is drained to its last item, so the thread never waits on it."""
-        self._stopping = True
-        while not self._ended:
-            self.next()
-        self._thread.join()

@@ -12,7 +12,7 @@ from core_helpers import ids, msg
 
 from durable_nb import session
 from durable_nb.errors import CorruptLog, DurableError
-from durable_nb.session import sqliteload
+from durable_nb.session import pgload, sqliteload
 
 READER = "durable_nb sqlite reader"
 
@@ -157,10 +157,89 @@ def test_an_error_while_decoding_stops_the_reader(store, monkeypatch, at):
 
 
 def test_a_refused_chunk_while_the_reader_is_ahead_stops_it(store, monkeypatch):
-    """The first chunk refused: the reader, with chunks queued, stops; the rows are read instead."""
-    _spy(monkeypatch, lambda n: None)
-    real = sqliteload.ascending
-    monkeypatch.setattr(sqliteload, "ascending", lambda rowids, count: False)
+    """The second chunk refused: the reader, with chunks queued, stops; the rows are read instead."""
+    real, calls = sqliteload.ascending, []
+
+    def second_refused(rowids, count):
+        calls.append(rowids)
+        return len(calls) != 2 and real(rowids, count)
+
+    monkeypatch.setattr(sqliteload, "ascending", second_refused)
+    run: list[str] = []
+    store._db.set_trace_callback(run.append)
     assert ids(store.load_entries("a")) == [f"a{i}" for i in range(10)]
-    monkeypatch.setattr(sqliteload, "ascending", real)
-    assert not _readers()
+    store._db.set_trace_callback(None)
+    assert len(calls) == 2 and [q for q in run if "SELECT id, body" in q]
+    assert not _readers() and not store._db.in_transaction
+
+
+PG_READER = "durable_nb postgres reader"
+
+
+@pytest.fixture
+def pg_store(pg_dsn, monkeypatch):
+    """A PostgreSQL store holding session ``pa`` of 10 entries, streamed 3 rows a chunk."""
+    monkeypatch.setattr(pgload, "CHUNK", 3)
+    st = session.PostgresStore(pg_dsn)
+    st.create_session("pa", entries=[msg(f"a{i}", f"a{i - 1}" if i else "", f"text {i}") for i in range(10)])
+    yield st
+    st.close()
+
+
+def _pg_usable(st) -> None:
+    assert not [t for t in threading.enumerate() if t.name == PG_READER]
+    assert ids(st.load_entries("pa")) == [f"a{i}" for i in range(10)]
+
+
+@pytest.mark.pg
+def test_postgres_chunks_are_taken_off_the_connection_by_a_reader_thread(pg_store, monkeypatch):
+    real, where = pgload.decode_lines, []
+
+    def spy(lines):
+        where.append((threading.current_thread() is threading.main_thread(), len(_pg_readers())))
+        return real(lines)
+
+    monkeypatch.setattr(pgload, "decode_lines", spy)
+    assert ids(pg_store.load_entries("pa")) == [f"a{i}" for i in range(10)]
+    assert where[0] == (True, 1) and len(where) == 4  # decoded here while the reader ran
+    _pg_usable(pg_store)
+
+
+def _pg_readers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == PG_READER]
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("at", [1, 3])
+def test_an_error_in_the_postgres_reader_is_raised_here_and_the_pool_stays_usable(pg_store, monkeypatch, at):
+    real = pgload._chunked
+
+    def failing(rows):
+        for n, chunk in enumerate(real(rows), 1):
+            if n == at:
+                raise RuntimeError("the reader failed")
+            yield chunk
+
+    monkeypatch.setattr(pgload, "_chunked", failing)
+    with pytest.raises(RuntimeError, match="the reader failed"):
+        pg_store.load_entries("pa")
+    monkeypatch.setattr(pgload, "_chunked", real)
+    _pg_usable(pg_store)
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("at", [1, 2, 4])
+def test_an_interrupt_while_decoding_postgres_rows_leaves_the_stream_and_the_pool_usable(pg_store, monkeypatch, at):
+    real, seen = pgload.decode_lines, []
+
+    def interrupted(lines):
+        seen.append(lines)
+        if len(seen) == at:
+            raise KeyboardInterrupt
+        return real(lines)
+
+    monkeypatch.setattr(pgload, "decode_lines", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pg_store.load_entries("pa")
+    monkeypatch.setattr(pgload, "decode_lines", real)
+    _pg_usable(pg_store)
