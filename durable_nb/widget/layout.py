@@ -20,24 +20,20 @@ the exported page all use it). Depth-first from each root:
   under a START row (id ``""``); orphans and cycle members become roots; with
   a duplicate id the first entry keeps it.
 
-Cost: :meth:`build` is O(n) with a few list operations per entry (no object
-per entry). :meth:`add` is O(1) in the common case (a child of the leaf,
-which is drawn near the end of its branch), plus a memmove of the line list;
-a new branch point shifts the depth of the subtree that becomes a branch
-(O(that subtree)); a new root, an orphan, an entry whose parent comes later
-in the log or one older than its siblings lays everything out again (O(n),
-rare). :meth:`position` is O(1) for lines above the last insertion, O(lines
-below it) once otherwise.
+Cost: :meth:`build` is O(n), a few list operations an entry (no object an
+entry; the columns are left out of the cyclic GC's walks). :meth:`add` is O(1)
+for a child of the leaf, plus a memmove of the line list; a new branch point
+O(the subtree that becomes a branch); a new root, an orphan, a parent later in
+the log or an entry older than its siblings O(n), rare. :meth:`position` is
+O(1) above the last insertion, O(lines below it) once otherwise.
 
 ``hidden`` entries (a kind filter) are not drawn: their children hang off
 their nearest drawn ancestor. Pure: no Jupyter, no entries, only ids.
 
-Lanes (:meth:`rails`): a branch (or an off-chain entry) opens a lane one level
-in; the lane runs on down its chain while a later sibling is still to be
-drawn (``├`` then ``│``), and ends at the last sibling (``└``), so sibling
-branches read as siblings, not as a chain. Each entry keeps the head of its
-lane (the branch or off-chain entry its chain starts from), so a line's
-lanes cost O(levels drawn), never O(its chain).
+Lanes (:meth:`rails`): a branch (or an off-chain entry) opens a lane one level in,
+running down its chain while a later sibling is still to be drawn (``├`` then
+``│``) and ending at the last sibling (``└``): siblings read as siblings, not a
+chain. Each entry keeps its lane's head, so a line's lanes cost O(levels drawn).
 """
 
 from __future__ import annotations
@@ -46,6 +42,7 @@ import copy
 from array import array
 from collections.abc import Iterable, MutableSequence
 
+from ..session.compact import untrack_columns
 from ..session.rules import created_key, sort_siblings
 from .links import children as _children
 from .links import drawn_parents
@@ -128,6 +125,7 @@ class Layout:
         c.__dict__.update(
             {k: copy.copy(v) if isinstance(v, (list, dict, array)) else v for k, v in self.__dict__.items()}
         )
+        untrack_columns(c)
         return c
 
     def __len__(self) -> int:
@@ -137,7 +135,7 @@ class Layout:
     def _k(self) -> dict[str, int]:
         """The id index (id -> log index k), made here the first time for a chain laid out without it. O(1), or O(n) once."""
         if self._kd is None:
-            self._kd = dict(zip(self._ids, range(len(self._ids))))
+            self._kd = dict(zip(self._ids, range(len(self._ids))))  # of strs and ints: never tracked
         return self._kd
 
     def _find(self, entry_id: object) -> int:
@@ -259,6 +257,8 @@ class Layout:
         return out
 
     def _changed(self, index: int) -> None:
+        if not index:  # a rebuild (or a change at the top): its new columns out of the GC's walks
+            untrack_columns(self)
         self.rev += 1
         self.changed_from = index if self.changed_from is None else min(self.changed_from, index)
 

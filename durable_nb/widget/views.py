@@ -28,6 +28,7 @@ from ..session import (
     transcript_view,
     view_builder,
 )
+from ..session.compact import untrack
 from ..session.kinds import bookkeeping
 from .encoding import elide_blobs, entry_title, view_entry, view_message
 from .tree import leaf_shown
@@ -221,6 +222,9 @@ class Followed:
         self.builder: ViewBuilder = st.builder
         self.transcript: list[Entry] = st.transcript
         self.path = path
+        if untrack is not None:  # out of the collector's walks, as the agent's path and view (session/compact.py)
+            for held in (path, self.transcript, self.builder.out):
+                untrack(held)
         # message -> entry id, for the messages the views show: filled backwards from the end as far as
         # the last view_limit message entries reach (never the whole path), plus the system prompt's entry
         self.source: dict[int, str] = {}
