@@ -1,32 +1,26 @@
-"""Reading a session's entries from SQLite: SQLite joins the next chunk on a thread while this one decodes.
+"""Reading a session's entries from SQLite: the bodies of each chunk of rows joined by SQLite, one query a chunk.
 
 What :meth:`~durable_nb.session.SqliteStore.load_entries` runs inside its
 read transaction, holding the store's lock. SQLite joins the bodies of each
 :data:`CHUNK` rows into one byte string (no Python string per row) that
 msgspec decodes in one pass; chunks keep the buffers small enough to be
 reused (a whole session's would be fresh memory, and over SQLite's 1 GB
-value limit past ~1.5M entries).
+value limit past ~1.5M entries). A chunk is one query (:data:`JOINED`: its
+bound is a subquery), not an index walk and then the join.
 
-The two halves overlap: Python's ``sqlite3`` releases the GIL while SQLite
-steps a statement, and a chunk's whole join is one step of one query
-(:data:`JOINED`), so a reader thread has SQLite join chunk k+1 on the
-connection while this thread decodes chunk k (msgspec holds the GIL). Wall
-time tends to the larger half instead of their sum when a second core is
-free; CPU time is the sum, as before. One query a chunk matters: each time
-the reader gets back from SQLite it must wait for the GIL, which a decode
-gives up only between its pieces, so few returns a chunk keep the reader
-ahead. A session of one chunk is read without a thread. The thread is a
-:class:`~.readahead.ReadAhead`.
+The joins are not moved to a second thread: ``sqlite3`` releases the GIL
+while SQLite steps, so they could overlap the decode, but measured on 2
+shared cores the overlap never paid (the reader waits up to the switch
+interval for the GIL each time it gets back from SQLite, and a decode holds
+it); see benchmarks/README.md, the SQL stores' fifth pass.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Generator
 
 from .codec import decode_lines
 from .entry import Entry
-from .readahead import ReadAhead
 
 CHUNK = 2_000
 """Rows joined per query (~1.3 MB of bodies here: still in cache when decoded, and reused)."""
@@ -51,35 +45,19 @@ def joined(db: sqlite3.Connection, id: str) -> list[Entry] | None:
     text, bodies joined out of rowid order, lines that do not decode to one entry per row, or a chunk too
     big for one SQLite value (the caller then reads the rows one by one, to name the bad one).
 
-    The chunks after the first are joined by a reader thread (module docs), which has stopped using
-    ``db`` when this returns or raises; a database error in it is raised here. O(size)."""
+    O(size): one query a chunk."""
+    out: list[Entry] = []
+    after = 0
     try:
-        row = db.execute(JOINED, (id, 0, CHUNK - 1)).fetchone()
+        while True:
+            row = db.execute(JOINED, (id, after, CHUNK - 1)).fetchone()
+            if _decoded(out, row) is None:
+                return None
+            if row[0] < CHUNK:
+                return out
+            after = row[4]
     except sqlite3.DataError:  # SQLITE_TOOBIG: bodies too long to join
         return None
-    out = _decoded([], row)
-    if row[0] < CHUNK or out is None:
-        return out
-    reader = ReadAhead(lambda: _chunks(db, id, row[4]), "durable_nb sqlite reader")
-    try:
-        for later in reader:
-            if _decoded(out, later) is None:
-                return None
-        return out
-    except sqlite3.DataError:
-        return None
-    finally:
-        reader.stop()
-
-
-def _chunks(db: sqlite3.Connection, id: str, after: int) -> Generator[tuple, None, None]:
-    """Yield the :data:`JOINED` rows of session ``id``'s chunks after rowid ``after``, in order."""
-    while True:
-        row = db.execute(JOINED, (id, after, CHUNK - 1)).fetchone()
-        yield row
-        if row[0] < CHUNK:
-            return
-        after = row[4]
 
 
 def _decoded(out: list[Entry], row: tuple) -> list[Entry] | None:

@@ -190,9 +190,8 @@ class SqliteStore:
         :class:`~durable_nb.errors.CorruptLog` naming the session and entry.
         Cost: one indexed read, O(entries), in one read transaction. SQLite
         joins the bodies of each chunk of rows into one byte string that
-        msgspec decodes in one pass, the next chunk joined on a reader thread
-        while this one decodes (:mod:`.sqliteload`); the order of a join is
-        checked, not assumed. Only when a chunk is refused (a row that is not
+        msgspec decodes in one pass, one query a chunk (:mod:`.sqliteload`);
+        the order of a join is checked, not assumed. Only when a chunk is refused (a row that is not
         JSON text of an entry, or out of order) are the rows read one by one,
         to name the bad one.
         """
