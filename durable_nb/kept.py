@@ -121,6 +121,7 @@ class Kept:
 
     tallies: dict[Counted, Running] = field(default_factory=dict)
     shape: Shape | None = None  # of the agent's log (log_shape)
+    turns: Any = None  # the timeline's turns of its log (durable_nb.widget.turns.turns_of)
     prepared: Any = None
     widgets: weakref.WeakSet[Any] = field(default_factory=weakref.WeakSet)
 

@@ -12,7 +12,7 @@ must hold. Bookkeeping entries (labels, verdicts, annotations, leaf moves) are n
 chips on the entries they name. Sorts: ``tree`` (drawn order), ``time`` (``created_at``), ``cost``,
 ``tokens`` (most first; unknown last). Cost: a query filters :class:`Columns` kept between queries
 (O(n) at list speed: about 0.2 s at 300,000 entries, plus O(new entries) to catch up: pricing each
-reply once), a timeline O(n), a step O(lines stepped over); what is sent is bounded (:data:`MAX_ITEMS`, :data:`MAX_BUCKETS`).
+reply once), a timeline O(new entries) (:mod:`~durable_nb.widget.turns`), a step O(lines stepped over); what is sent is bounded (:data:`MAX_ITEMS`, :data:`MAX_BUCKETS`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from ..session.rules import created_key
 from .chips import Chips
 from .encoding import agent_row
 from .layout import START, Layout
+from .turns import MAX_BUCKETS, Turns, timeline, turns_of  # noqa: F401 - the timeline's home, importable from here
 
 MAX_ITEMS = 200  # list items one "query" reply carries
-MAX_BUCKETS = 240  # bars of the timeline strip (turns are grouped beyond that)
 TIMELINE_VIEWS = 8  # views of one widget whose last timeline is kept (each asks for its change)
 FILTER_KEYS = ("role", "kind", "model", "tool", "tag", "error", "min_score", "max_score", "on_path")
 SORTS = ("tree", "time", "cost", "tokens")
@@ -232,68 +232,6 @@ def _is(what: str, agent: Any, layout: Layout, entry_id: str) -> bool:
     return True
 
 
-class Turns:
-    """Every turn of a log (every branch) with its replies' cost and tokens, kept between calls and
-    extended with the entries appended since (a log replaced under it starts over). O(new entries)."""
-
-    def __init__(self) -> None:
-        self.turn_of: dict[str, str] = {}
-        self.turns: dict[str, dict[str, Any]] = {}
-        self.seen, self.last = 0, ""
-
-    def catch_up(self, agent: Any) -> Turns:
-        """Take in the entries appended since the last call. Returns self."""
-        entries = agent.entries()
-        if self.seen and (len(entries) < self.seen or entries[self.seen - 1].id != self.last):
-            self.__init__()  # type: ignore[misc]
-        turn_of, turns = self.turn_of, self.turns
-        for e in entries[self.seen :]:  # parents come before children: a turn is known when its replies come
-            if is_turn_start(e):
-                turn_of[e.id] = e.id
-                turns[e.id] = {"id": e.id, "at": e.created_at, "cost": 0.0, "tokens": 0, "n": 1}
-                continue
-            t = turn_of.get(e.parent_id)
-            if t is None:
-                continue
-            turn_of[e.id] = t
-            if isinstance(e, MessageEntry) and e.message.role == "assistant":
-                cost, used = message_cost(e.message), tokens(e.message)
-                turn = turns[t]
-                turn["cost"] = None if cost is None or turn["cost"] is None else turn["cost"] + float(cost)
-                turn["tokens"] += sum(used) if used else 0
-        self.seen, self.last = len(entries), entries[-1].id if entries else ""
-        return self
-
-
-def timeline(agent: Any, buckets: int = MAX_BUCKETS, turns: Turns | None = None) -> dict[str, Any]:
-    """Return ``{"total", "turns"}``: every turn of the session (every branch) in time order as
-    ``{id, at, cost, tokens, n, on}`` (``cost``: its replies' US dollars, ``None`` when one is unknown;
-    ``n``: turns it stands for) — consecutive turns grouped so there are at most ``buckets``; a group
-    is named by its first turn. Groups are a power of two turns (from ``buckets / 2`` bars on), so a
-    new turn regroups the bars only when the count of turns doubles: the page's timeline delta stays
-    a turn's last bar or two. A turn's replies are the entries after its start up to the next turn
-    start on their chain. Pass the widget's ``turns`` to keep them between calls. O(turns log turns)
-    plus O(new entries)."""
-    known = (turns or Turns()).catch_up(agent)
-    ordered = sorted(known.turns.values(), key=lambda t: created_key(t["at"]))
-    size = 1 << max(0, -(-len(ordered) // max(1, buckets)) - 1).bit_length()  # the power of two >= n / buckets
-    out = []
-    for i in range(0, len(ordered), size):
-        group = ordered[i : i + size]
-        costs = [t["cost"] for t in group]
-        out.append(
-            {
-                "id": group[0]["id"],
-                "at": group[0]["at"],
-                "cost": None if None in costs else sum(costs),
-                "tokens": sum(t["tokens"] for t in group),
-                "n": len(group),
-                "on": any(agent.on_path(t["id"]) for t in group),
-            }
-        )
-    return {"total": len(ordered), "turns": out}
-
-
 # -- the widget's requests (SessionWidget.ACTIONS maps them here; ``w`` is the widget) --------------------
 
 
@@ -335,10 +273,8 @@ def do_timeline(w: Any, req: dict[str, Any]) -> None:
     one last sent to that view when it holds that one (``have`` is its seq): the bars from the first
     that differs (a turn: the last one or two). Each view of the widget (shown twice: every view
     receives every reply) has its own; the :data:`TIMELINE_VIEWS` that asked last are remembered
-    (one asking after them gets the whole timeline). O(turns log turns) plus O(bars)."""
-    if getattr(w, "_turns", None) is None:
-        w._turns = Turns()
-    t = timeline(w.agent, turns=w._turns)
+    (one asking after them gets the whole timeline). O(new entries + the bars they change) plus O(bars)."""
+    t = timeline(w.agent, turns=turns_of(w.agent))  # the agent's, kept: often built ahead by its preparation
     view = str(req.get("view") or "")
     if getattr(w, "_timelines_sent", None) is None:
         w._timelines_sent = {}

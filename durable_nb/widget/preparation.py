@@ -30,6 +30,7 @@ from .follow import main_thread_caller
 from .idle import Gate, quick_switches, when_idle
 from .layout import Layout
 from .tree import layout_of, log_of
+from .turns import Turns, ahead, turns_of
 from .views import PathState
 
 
@@ -59,10 +60,18 @@ class _Worker:
     :func:`~durable_nb.widget.idle.when_idle`, on its loop) copies and starts the work in a thread;
     :meth:`join` (a widget that needs it now, on the agent's thread) copies and works in the caller
     when it has not started yet, else opens the thread's gate (it pauses no more for the running
-    cell, which now waits for it) and waits for it."""
+    cell, which now waits for it) and waits for it. Once ``work`` is done the thread goes on with
+    ``after()`` (its own gate: it pauses for every cell), which nobody waits for."""
 
-    def __init__(self, copy: Callable[[], bool], work: Callable[[bool], None], gate: Gate) -> None:
-        self._copy, self._work, self._gate = copy, work, gate
+    def __init__(
+        self,
+        copy: Callable[[], bool],
+        work: Callable[[bool], None],
+        gate: Gate,
+        after: Callable[[], None] | None = None,
+    ) -> None:
+        self._copy, self._work, self._gate, self._after = copy, work, gate, after
+        self._done = threading.Event()  # set once ``work`` ended in the thread (``after`` may still run)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._here = False
@@ -75,7 +84,7 @@ class _Worker:
             if self._here:
                 return
             settle()  # the copies just made go to the oldest generation: the next cell's collections skip them
-            self._thread = threading.Thread(target=self._work, args=(True,), name="durable_nb-prepare", daemon=True)
+            self._thread = threading.Thread(target=self._run, name="durable_nb-prepare", daemon=True)
             self._thread.start()
 
     def join(self, timeout: float | None = None) -> None:
@@ -86,7 +95,15 @@ class _Worker:
             self._work(False)
         elif thread is not None:
             self._gate.open()
-            thread.join(timeout)
+            self._done.wait(timeout)
+
+    def _run(self) -> None:  # the thread: the work a widget waits for, then what it does not
+        try:
+            self._work(True)
+        finally:
+            self._done.set()
+        if self._after is not None:
+            self._after()
 
 
 class Prepared:
@@ -98,22 +115,27 @@ class Prepared:
     runs in a background thread that reads only those copies, pausing between steps while a cell runs
     (:mod:`~durable_nb.widget.idle`). A widget that needs it before does it all at once itself
     (:func:`take`). ``layout`` is set when it is done (it stays ``None`` if laying out failed);
-    ``count`` and ``last_id`` say which log it was made from."""
+    ``count`` and ``last_id`` say which log it was made from. Then the thread goes on, pausing for
+    every cell, with the timeline's turns of the same copy (:func:`~durable_nb.widget.turns.ahead`,
+    kept per agent: the page asks for them right after the first paint), which a widget never waits
+    for (a timeline request meanwhile takes in the rest itself)."""
 
     def __init__(self, agent: Any) -> None:
         self.count, self.last_id = 0, ""
         self.layout: Layout | None = None
         self.at_leaf: PathState | None = None
-        ref, gate = weakref.ref(agent), Gate()
+        ref, gate, later = weakref.ref(agent), Gate(), Gate()
         log: list[Entry] = []
         distinct = False
+        turns: Turns | None = None
 
         def copy() -> bool:  # on the agent's thread, at C speed
-            nonlocal log, distinct
+            nonlocal log, distinct, turns
             a = ref()
             if a is None:
                 return False
             log, distinct = log_of(a)
+            turns = turns_of(a)  # made here, on the agent's thread: the thread and the widgets share it
             self.count, self.last_id = len(log), log[-1].id if log else ""
             self.at_leaf = PathState(a, later=True, shape=kept_shape(a, log))
             return True
@@ -138,7 +160,16 @@ class Prepared:
             except Exception:  # noqa: BLE001 - the widget then lays it out itself, and reports any error
                 pass
 
-        self.thread = _Worker(copy, work, gate)
+        def after() -> None:  # in the thread, after the layout: what the page's first timeline request reads
+            if turns is None or not log:
+                return
+            try:
+                with quick_switches():
+                    ahead(turns, log, later.wait)
+            except Exception:  # noqa: BLE001 - the first timeline request then builds them itself
+                pass
+
+        self.thread = _Worker(copy, work, gate, after)
         when_idle(self.thread.start)
 
 
