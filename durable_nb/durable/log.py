@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from itertools import repeat
 
 import msgspec
 
@@ -96,8 +97,8 @@ class Log:
         if untrack is not None:  # a loaded session's list stays out of the collector's walks
             untrack(self.entries)
         self.by_id.update(by_id)
-        if set(map(type, loaded)) - {MessageEntry}:  # only custom entries of kind "label" can be labels
-            for e in loaded:
+        if set(map(type, loaded)) - {MessageEntry} and LABEL_KIND in map(getattr, loaded, repeat("kind"), repeat(None)):
+            for e in loaded:  # only custom entries of kind "label" can be labels (looked for above at C speed)
                 if type(e) is not MessageEntry and getattr(e, "kind", None) == LABEL_KIND:
                     self.labels.add(e)
 
