@@ -530,16 +530,16 @@ def strict_chunk(chunk: memoryview) -> list[Entry] | None:
 
 def lenient_chunk(chunk: memoryview, spelled: bool, runs_ok: Callable[[], bool] | None = None) -> list[Entry] | None:
     """Return the entries of whole lines the strict pass refused, as :func:`decode_lines` reads them
-    (not settled): in one pass with their custom entries decoded by their kind's class
-    (:func:`~durable_nb.session.kindlines.typed_lines`) or their unknown fields by a probe
-    (:func:`~durable_nb.session.extralines.extra_lines`), else by runs of lines, each line the strict
+    (not settled): in one pass with their unknown fields decoded by probes
+    (:func:`~durable_nb.session.extralines.extra_lines`) or their custom entries by their kind's class
+    (:func:`~durable_nb.session.kindlines.typed_lines`), else by runs of lines, each line the strict
     types refuse on the general path; every line on the general path when ``spelled`` (a line spells
     :data:`~durable_nb.ai.EXTRA`). ``None`` when a line does not decode, or when ``runs_ok()`` says
     no before the runs of lines (the one-pass decoders refuse a line with the legacy ``"meta"``
     flag: only lines read by runs can hold one). O(size)."""
-    part = None if spelled else typed_lines(chunk)
+    part = None if spelled else extra_lines(chunk)  # first: it refuses a chunk of custom lines at its first line
     if part is None and not spelled:
-        part = extra_lines(chunk)
+        part = typed_lines(chunk)
     if part is not None:
         return part
     if runs_ok is not None and not runs_ok():

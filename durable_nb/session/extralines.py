@@ -59,28 +59,41 @@ def extra_lines(chunk: memoryview | bytes) -> list[Entry] | None:
     """Return the entries of whole lines, message entries carrying their unknown fields in ``extra``,
     or ``None`` when the lines are not all such runs (see the module docs). A run takes the shape
     of its first line; a line the run's probe refuses starts the next run (the lines before it
-    decoded again: once per change of shape). O(size)."""
-    data = bytes(chunk)
+    decoded again: once per change of shape). Decodes ``chunk`` in place (no copy). O(size)."""
+    view = memoryview(chunk)
     out: list[Entry] = []
-    while data:
-        probe = _probe(data[: data.find(b"\n") + 1 or len(data)])
+    while view.nbytes:
+        probe = _probe(_first_line(view))
         if probe is None:
             return None
+        rest = None
         try:
-            got = probe[0](data)
-            rest = b""
+            got = probe[0](view)
         except _ERRORS as e:  # a line of another shape: decode the run before it, then go on from it
-            cut = _line_start(data, _refused_at(e))
+            cut = _line_start(view, _refused_at(e))
             if not cut:
                 return None
-            data, rest = data[:cut], data[cut:]
+            view, rest = view[:cut], view[cut:]
             try:
-                got = probe[0](data)
+                got = probe[0](view)
             except _ERRORS:
                 return None
         out += got
-        data = rest
+        if rest is None:
+            break
+        view = rest
     return out
+
+
+def _first_line(view: memoryview) -> bytes:
+    """Return ``view``'s first line (all of it when it has no newline)."""
+    size = 4096
+    while True:
+        head = bytes(view[:size])
+        end = head.find(b"\n")
+        if end >= 0 or len(head) < size:
+            return head[: end + 1] if end >= 0 else head
+        size *= 4
 
 
 def _probe(line: bytes) -> _Probe | None:
@@ -110,15 +123,22 @@ def _refused_at(e: BaseException) -> int:
     return int(m.group(1)) if m else 0
 
 
-def _line_start(data: bytes, k: int) -> int:
-    """Return the offset of ``data``'s line ``k`` (0-based; a blank line counts, which msgspec skips:
-    then the cut is too early, and the run before it is refused or short, never wrong)."""
-    at = 0
-    for _ in range(k):
-        at = data.find(b"\n", at) + 1
-        if not at:
-            return 0
-    return at
+def _line_start(view: memoryview, k: int) -> int:
+    """Return the offset of ``view``'s line ``k`` (0-based; ``0`` when it has fewer lines). A blank line
+    counts, which msgspec skips: then the cut is too early, and the run before it is refused or short,
+    never wrong. Reads windows that grow from 4 KB: O(the lines before it)."""
+    at, size, n = 0, 4096, view.nbytes
+    while k and at < n:
+        block = bytes(view[at : at + size])
+        i = block.find(b"\n")
+        while i >= 0:
+            k -= 1
+            if not k:
+                return at + i + 1
+            i = block.find(b"\n", i + 1)
+        at += len(block)
+        size = min(size * 4, 1 << 18)
+    return 0
 
 
 def _shape(line: bytes) -> tuple[str, str] | None:
