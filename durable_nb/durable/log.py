@@ -97,8 +97,10 @@ class Log:
         if untrack is not None:  # a loaded session's list stays out of the collector's walks
             untrack(self.entries)
         self.by_id.update(by_id)
-        if set(map(type, loaded)) - {MessageEntry} and LABEL_KIND in map(getattr, loaded, repeat("kind"), repeat(None)):
-            for e in loaded:  # only custom entries of kind "label" can be labels (looked for above at C speed)
+        if not all(map(MessageEntry.__instancecheck__, loaded)) and LABEL_KIND in map(
+            getattr, loaded, repeat("kind"), repeat(None)
+        ):  # at C speed: only custom entries of kind "label" can be labels
+            for e in loaded:
                 if type(e) is not MessageEntry and getattr(e, "kind", None) == LABEL_KIND:
                     self.labels.add(e)
 
