@@ -56,7 +56,8 @@ def sources(src: str, only: Collection[str] = ()) -> tuple[str, Iterator[tuple[S
     sessions (those in ``only`` when given, else all) are read one at a time,
     oldest first. A session that cannot be read (a damaged log, a bad first
     line) comes with the one-line reason instead of its entries, so it never
-    stops the others. Raises :class:`DurableError` when the source cannot be
+    stops the others. A store it opens is closed once the iterator is used up
+    or closed. Raises :class:`DurableError` when the source cannot be
     opened, or names no folder, database file or log that exists.
     """
     src = expand_env(src)
@@ -73,17 +74,21 @@ def sources(src: str, only: Collection[str] = ()) -> tuple[str, Iterator[tuple[S
     wanted = set(only)
 
     def items() -> Iterator[tuple[SessionRecord, list[Entry] | str]]:
-        for name, why in unreadable:  # a log whose first line cannot be read: its id is its file name
-            sid = name.removesuffix(".jsonl")
-            if not wanted or sid in wanted:
-                yield SessionRecord(sid), why
-        for rec in records:
-            if wanted and rec.id not in wanted:
-                continue  # never read a session nobody asked for
-            try:
-                yield rec, store.load_entries(rec.id)
-            except DurableError as e:
-                yield rec, " ".join(str(e).split())
+        try:
+            for name, why in unreadable:  # a log whose first line cannot be read: its id is its file name
+                sid = name.removesuffix(".jsonl")
+                if not wanted or sid in wanted:
+                    yield SessionRecord(sid), why
+            for rec in records:
+                if wanted and rec.id not in wanted:
+                    continue  # never read a session nobody asked for
+                try:
+                    yield rec, store.load_entries(rec.id)
+                except DurableError as e:
+                    yield rec, " ".join(str(e).split())
+        finally:  # used up or closed: the source's connections go now, not when the collector finds them
+            if hasattr(store, "close"):
+                store.close()
 
     return describe(store), items()
 
@@ -232,6 +237,8 @@ def copy(src: str, dst: str, only: list[str] | None = None, echo=print) -> Copie
             state = "new session" if c.created else ("added to" if c.added else "already complete in")
             echo(f"{c.session_id}: {c.added} of {c.entries} entries copied ({state} {describe(target)})")
     finally:
+        if hasattr(items, "close"):  # the source's store, when sources() opened one
+            items.close()
         if hasattr(target, "close"):
             target.close()
     missing = sorted(set(only or ()) - {c.session_id for c in done} - {sid for sid, _ in done.skipped})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,28 @@ def _spec(kind: str, tmp_path: Path, request, name: str) -> str:
     pg = request.getfixturevalue("pg_server")
     schema = pg.new_schema()
     return pg.dsn(schema)
+
+
+def test_a_copy_closes_the_stores_it_opened(tmp_path, request, pg_server, monkeypatch):
+    """The source's and the destination's connections go when the copy ends, not when the collector
+    finds them (a PostgreSQL pool found so in one of its own threads: "cannot join current thread")."""
+    closed: list[str] = []
+    for cls in (session.PostgresStore, session.SqliteStore):
+        real = cls.close
+        monkeypatch.setattr(cls, "close", lambda self, real=real: (closed.append(type(self).__name__), real(self))[1])
+    for src_kind, dst_kind in (("postgres", "sqlite"), ("sqlite", "postgres")):
+        src, dst = (
+            _spec(src_kind, tmp_path, request, "s" + src_kind),
+            _spec(dst_kind, tmp_path, request, "d" + src_kind),
+        )
+        s = session.open_store(src)
+        _fill(s)
+        s.close()
+        closed.clear()
+        before = set(threading.enumerate())
+        assert [c.added for c in transfer.copy(src, dst, echo=lambda _: None)] == [5, 1]
+        assert sorted(closed) == ["PostgresStore", "SqliteStore"], (src_kind, closed)
+        assert [t.name for t in threading.enumerate() if t not in before] == []
 
 
 @pytest.mark.parametrize(
