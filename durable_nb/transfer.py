@@ -13,7 +13,7 @@ it again, and a finished one changes nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -123,17 +123,7 @@ def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied
         line = encode_line(e)
         if not same_line(lines.setdefault(e.id, line), line):
             raise DurableError(f"session {rec.id!r}: the source holds entry {e.id!r} twice with different content")
-    created = False
-    try:
-        have = {e.id: encode_line(e) for e in dst.load_entries(rec.id)}
-    except SessionNotFound:
-        dst.create_session(rec.id, rec.parent_id, created_at=rec.created_at)
-        have, created = {}, True
-    clash = [i for i, line in lines.items() if i in have and not same_line(have[i], line)]
-    if clash:
-        raise DurableError(
-            f"session {rec.id!r}: {describe(dst)} already holds entry {clash[0]!r} with other content; nothing copied"
-        )
+    have, created = _destination(rec, dst, lines.items())
     seen: set[str] = set()
     missing = []
     for e in entries:
@@ -145,6 +135,24 @@ def copy_session(rec: SessionRecord, entries: list[Entry], dst: Store) -> Copied
     return Copied(rec.id, len(entries), len(missing), created)
 
 
+def _destination(rec: SessionRecord, dst: Store, lines: Iterable[tuple[str, bytes]]) -> tuple[dict[str, bytes], bool]:
+    """Return the lines ``dst`` holds of session ``rec`` by entry id, and whether the session was
+    created here (then none are). Raises :class:`DurableError`, having written nothing, when one of
+    ``lines`` (the source's ``(id, line)`` pairs, read only when the session exists) differs from the
+    destination's. Cost: one load of the destination session."""
+    try:
+        have = {e.id: encode_line(e) for e in dst.load_entries(rec.id)}
+    except SessionNotFound:
+        dst.create_session(rec.id, rec.parent_id, created_at=rec.created_at)
+        return {}, True
+    clash = next((i for i, line in lines if i in have and not same_line(have[i], line)), None)
+    if clash is not None:
+        raise DurableError(
+            f"session {rec.id!r}: {describe(dst)} already holds entry {clash!r} with other content; nothing copied"
+        )
+    return have, False
+
+
 def copy_spool(rec: SessionRecord, spool: Spool, dst: Store, batch: int = 1_000_000) -> Copied:
     """:func:`copy_session` for a log read as a :class:`~durable_nb.importers.stream.Spool`: the
     same checks and result, the entries the destination lacks appended about ``batch`` bytes of
@@ -154,18 +162,8 @@ def copy_spool(rec: SessionRecord, spool: Spool, dst: Store, batch: int = 1_000_
     Everything is checked before anything is written, as there; an append that fails part-way
     leaves the batches before it, which re-running the copy completes. Cost: one load of the
     destination session, a decode and an append per batch."""
-    created = False
-    try:
-        have = {e.id: encode_line(e) for e in dst.load_entries(rec.id)}
-    except SessionNotFound:
-        dst.create_session(rec.id, rec.parent_id, created_at=rec.created_at)
-        have, created = {}, True
     lines = spool.lines
-    clash = [i for i, at in spool.ids.items() if i in have and not same_line(have[i], lines[at])]
-    if clash:
-        raise DurableError(
-            f"session {rec.id!r}: {describe(dst)} already holds entry {clash[0]!r} with other content; nothing copied"
-        )
+    have, created = _destination(rec, dst, ((i, lines[at]) for i, at in spool.ids.items()))
     missing = [at for i, at in spool.ids.items() if i not in have] if have else range(len(lines))
     chunk: list[int] = []
     size = 0
