@@ -30,9 +30,11 @@ is against a floor measured in the same run, interleaved (best of
   CPU time and in wall time (the reload joins on a second thread), then single
   appends to that session against the same row's BEGIN/INSERT/COMMIT.
 - **pg** (``--parts pg``): ``PostgresStore.load_entries`` against the bare
-  select of the same rows (the store's query, one open connection), wall
-  time (the work is in the server), on a PostgreSQL the script starts
-  (``tests/pg_server.py``, fsync on).
+  select of the same rows (the store's query, one open connection, read on
+  the store's plan: the index's order, sorts off), wall time (the work is in
+  the server), on a PostgreSQL the script starts (``tests/pg_server.py``,
+  fsync on); ``floor_sorted_ms`` is the same select on the planner's own
+  choice (a sort of the whole session, spilled to disk, before 2026-12-07).
 - **append**: a single-entry ``append_entries`` (median µs) against the raw
   ``O_APPEND`` write of the same bytes, and batches of 1,000 per entry; a copy of
   1,000 entries into a fresh JSONL and SQLite store, and the first search there
@@ -267,22 +269,31 @@ def pg_row(n: int, dsn: str, repeat: int) -> dict:
         st.append_entries(sid, es[i : i + 5000])
     del es
     conn = psycopg.connect(dsn)
+    sorted_ = psycopg.connect(dsn)
+    conn.execute("SET enable_sort = off")  # the floor reads on the store's plan: the index's order, no sort
     sql = f"SELECT id, {_BODY} FROM durable_entries WHERE session = %s ORDER BY seq"
-    fns = {"floor": lambda: conn.execute(sql, (sid,)).fetchall(), "load": lambda: st.load_entries(sid)}
+    fns = {
+        "floor": lambda: conn.execute(sql, (sid,)).fetchall(),
+        "load": lambda: st.load_entries(sid),
+        "sorted": lambda: sorted_.execute(sql, (sid,)).fetchall(),  # the planner's own choice (a sort, before)
+    }
     try:
         assert len(fns["floor"]()) == n
         wall = best_of(fns, repeat, time.perf_counter)
         cpu = best_of(fns, repeat)
     finally:
         conn.close()
+        sorted_.close()
         st.close()
     return {
         "entries": n,
         "floor_ms": wall["floor"] * 1e3,
         "load_ms": wall["load"] * 1e3,
         "x": wall["load"] / wall["floor"],
+        "floor_sorted_ms": wall["sorted"] * 1e3,
         "client_cpu_floor_ms": cpu["floor"] * 1e3,
         "client_cpu_load_ms": cpu["load"] * 1e3,
+        "load_avg": load_avg(),
     }
 
 

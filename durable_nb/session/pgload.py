@@ -7,6 +7,12 @@ of :data:`CHUNK` rows (libpq 17's chunked rows; older ones get every row
 at once), and each chunk's lines are joined and handed to
 :func:`~durable_nb.session.codec.decode_lines` while the server sends the
 next ones: the decode overlaps the server's work instead of following it.
+
+The rows are read in the order the ``(session, seq)`` index holds them
+(``enable_sort`` is off for the transaction): without that the planner,
+misled by statistics a bulk append left stale, sorted the whole session
+first, spilling it to disk past ``work_mem`` (~70 MB of temporary files for
+100k entries) before the first row came, so nothing overlapped.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ CHUNK = 500
 
 def streamed(conn: Any, sql: str, args: tuple) -> list[Entry] | None:
     """Return the entries of the one-column query ``sql`` (each row an entry's line, in order) run with
-    ``args`` on the psycopg connection ``conn``, or ``None`` when a row is refused: a NULL, or lines that
+    ``args`` on the psycopg connection ``conn`` (inside a transaction: its sorts stay off until it ends),
+    or ``None`` when a row is refused: a NULL, or lines that
     do not decode to one entry per row (the caller then reads the rows one by one, to name the bad one).
 
     Every row is read even after a refusal (a stream left early would cancel the caller's transaction);
@@ -31,6 +38,7 @@ def streamed(conn: Any, sql: str, args: tuple) -> list[Entry] | None:
     import psycopg
     from psycopg.types.string import ByteaBinaryLoader
 
+    conn.execute("SET LOCAL enable_sort = off")  # the index's order, streamed: never a sort of the whole first
     cur = conn.cursor(binary=True)
     cur.adapters.register_loader("text", ByteaBinaryLoader)  # this cursor only: the connection is the pool's
     if psycopg.pq.version() < 170000:

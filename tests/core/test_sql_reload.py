@@ -129,3 +129,19 @@ def test_ascending_rowids():
     assert sqliteload.ascending("1,5,9", 3)
     assert not sqliteload.ascending("1,9,5", 3)
     assert not sqliteload.ascending("1,5", 3)
+
+
+@pytest.mark.pg
+def test_a_postgres_reload_reads_in_the_index_order_never_sorting_on_disk(pg_server, pg_dsn):
+    """A reload reads the rows in the order the (session, seq) index holds them, as they stream: never a
+    sort of the whole session first, which spills to disk past ``work_mem`` (a 1M-entry session wrote
+    ~700 MB of temporary files before its first row). Here no temporary file is allowed (superuser only,
+    hence the ``postgres`` login) and work memory is 64 kB: the sort the planner picked before fails."""
+    st = session.PostgresStore(pg_dsn)
+    written = _two_sessions(st, 2_000)
+    st.close()
+    schema = pg_dsn.rsplit("%3D", 1)[1]
+    tight = pg_server.dsn(schema, user="postgres", password="") + "%20-cwork_mem%3D64kB%20-ctemp_file_limit%3D0"
+    st = session.PostgresStore(tight)
+    assert st.load_entries("a") == written
+    st.close()
