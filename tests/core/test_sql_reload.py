@@ -134,8 +134,8 @@ def test_ascending_rowids():
 @pytest.mark.pg
 def test_a_postgres_reload_reads_in_the_index_order_never_sorting_on_disk(pg_server, pg_dsn):
     """A reload reads the rows in the order the (session, seq) index holds them, as they stream: never a
-    sort of the whole session first, which spills to disk past ``work_mem`` (a 1M-entry session wrote
-    ~700 MB of temporary files before its first row). Here no temporary file is allowed (superuser only,
+    sort of the whole session first, which spills to disk past ``work_mem`` (a 100k-entry session wrote
+    ~70 MB of temporary files before its first row). Here no temporary file is allowed (superuser only,
     hence the ``postgres`` login) and work memory is 64 kB: the sort the planner picked before fails."""
     st = session.PostgresStore(pg_dsn)
     written = _two_sessions(st, 2_000)
