@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from durable_nb import ai
 from durable_nb.session import CustomEntry, MessageEntry, codec, decode, decode_lines, register_custom
 from durable_nb.session.entry import CompactionEntry
-from durable_nb.session.kindlines import typed_custom
+from durable_nb.session.kindlines import typed_custom, typed_lines
 from tests.core.test_unknown_fields import chained, records
 
 
@@ -142,6 +142,28 @@ def test_lines_with_custom_entries_decode_as_the_general_path_decodes_each(objs)
         assert got is None
     else:
         assert got == want and [type(e) for e in got] == [type(e) for e in want]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(custom_records() | st.integers(0, 9).map(_message), min_size=1, max_size=6))
+def test_a_run_of_lines_in_one_typed_pass_is_the_general_paths_entries(objs):
+    """``typed_lines`` alone (a JSONL reload calls it on each block the strict pass refused): whatever
+    it takes is what the general path makes of each line, or it refuses the block."""
+    got = typed_lines(memoryview(b"".join(_line(o) + b"\n" for o in objs)))
+    if got is not None:
+        want = _expected(objs)
+        assert want is not None and got == want and [type(e) for e in got] == [type(e) for e in want]
+
+
+def test_a_top_level_data_beside_a_kinds_own_fields_is_not_taken_for_its_data():
+    """``"data"`` beside the class's own fields is a field of that name (kept in ``data``), not the nested
+    layout: the typed pass must refuse it, however empty its value (a pass straight into the class,
+    measured at the sixth stop, read ``{}`` here as no data at all)."""
+    rec = {"type": "custom", "id": "a", "kind": "t-plain", "body": "x", "data": {}}
+    want = decode(json.loads(_line(rec)))
+    assert want.data == {"data": {}}
+    assert typed_lines(memoryview(_line(rec) + b"\n")) is None
+    assert decode_lines(_line(rec) + b"\n") == [want]
 
 
 def _entries(n: int) -> list[Any]:
