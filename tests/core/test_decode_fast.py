@@ -132,8 +132,12 @@ def _message(i: int) -> dict[str, Any]:
     )
 
 
+custom_runs = st.lists(custom_records() | st.integers(0, 9).map(_message), min_size=1, max_size=6)
+"""A few lines of a log: custom entries of any shape among message entries."""
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(custom_records() | st.integers(0, 9).map(_message), min_size=1, max_size=6))
+@given(custom_runs)
 def test_lines_with_custom_entries_decode_as_the_general_path_decodes_each(objs):
     lines = b"".join(_line(o) + b"\n" for o in objs)
     want = _expected(objs)
@@ -145,7 +149,7 @@ def test_lines_with_custom_entries_decode_as_the_general_path_decodes_each(objs)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(custom_records() | st.integers(0, 9).map(_message), min_size=1, max_size=6))
+@given(custom_runs)
 def test_a_run_of_lines_in_one_typed_pass_is_the_general_paths_entries(objs):
     """``typed_lines`` alone (a JSONL reload calls it on each block the strict pass refused): whatever
     it takes is what the general path makes of each line, or it refuses the block."""
