@@ -132,6 +132,8 @@ class ViewBuilder:
         if role == "tool_result":
             if self.pending:
                 self.pending.pop(m.tool_call_id or "", None)
+                if not self.pending:  # every call answered: nothing is owed a place any more
+                    self.at = -1
         elif role == "system":
             self.system = m
             return
