@@ -50,7 +50,7 @@ import msgspec
 from .. import ai
 from ..ai import EXTRA
 from ..errors import DurableError, EphemeralNotStored
-from .compact import collector_paused, untrack
+from .compact import collector_paused, untrack, untrack_all
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 from .extralines import extra_lines
 from .kindlines import typed_custom, typed_lines
@@ -568,6 +568,8 @@ def settle(entries: list[Entry], prev: str) -> str | None:
     off_gc = untrack
     model: str | None = None
     stop: str | None = None
+    contents: list[list[ai.Block]] = []  # untracked in one pass at the end
+    keep = contents.append
     for i, e in enumerate(entries):
         eid = e.id
         if not eid:
@@ -578,8 +580,7 @@ def settle(entries: list[Entry], prev: str) -> str | None:
         t = type(e)
         if t is MessageEntry:
             m = e.message  # type: ignore[attr-defined]
-            if off_gc is not None:
-                off_gc(m.content)
+            keep(m.content)
             if m.model is not None:
                 if m.model == model:
                     m.model = model
@@ -596,6 +597,7 @@ def settle(entries: list[Entry], prev: str) -> str | None:
                     v = getattr(c, name)
                     if type(v) is list or type(v) is dict:
                         off_gc(v)
+    untrack_all(contents)
     return prev
 
 

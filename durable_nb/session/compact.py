@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,6 +46,16 @@ Only for containers that can never be part of a reference cycle: a message's
 keeps (nothing an entry holds refers back to it). Items added later stay
 reachable through it as before; only a cycle through the list itself would go
 unseen. ~0.3 µs a call."""
+
+
+_run: Callable[[Iterable[Any]], None] = deque(maxlen=0).extend  # exhausts an iterator at C speed
+
+
+def untrack_all(objs: Iterable[Any]) -> None:
+    """:data:`untrack` each of ``objs`` (containers that can never be part of a cycle, as there) in one
+    pass at C speed: ~0.05 µs a container less than a call from a Python loop. Nothing off CPython."""
+    if untrack is not None:
+        _run(map(untrack, objs))
 
 
 def untrack_columns(holder: Any) -> None:

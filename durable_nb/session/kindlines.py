@@ -50,7 +50,7 @@ from typing import Any, Literal, Union, cast
 import msgspec
 
 from ..ai import EXTRA
-from .compact import untrack
+from .compact import untrack, untrack_all
 from .entry import CompactionEntry, CustomEntry, MessageEntry, custom_class
 
 _KIND = b'"kind":'
@@ -183,15 +183,13 @@ def _finisher(cls: type[CustomEntry], probe: type, off_gc: tuple[str, ...]) -> C
     probe has its layout: ``__class__`` set, no copy), and the lists and dicts their fields ``off_gc``
     hold leave the cyclic GC's walks (:data:`~.compact.untrack`; JSON values just decoded hold no
     cycle), each step one pass at C speed (~0.1 µs a line less than a ``__post_init__`` doing them)."""
-    is_probe, off = probe.__instancecheck__, untrack
-    fields = [attrgetter(n) for n in off_gc] if off is not None else []
+    is_probe, fields = probe.__instancecheck__, [attrgetter(n) for n in off_gc]
 
     def finish(entries: list[Any]) -> None:
         probes = list(filter(is_probe, entries))
         _consume(map(setattr, probes, repeat("__class__"), repeat(cls)))
-        if off is not None:
-            for field in fields:  # a tracked value of a JSON-typed field is a list or a dict
-                _consume(map(off, filter(gc.is_tracked, map(field, probes))))
+        for field in fields:  # a tracked value of a JSON-typed field is a list or a dict
+            untrack_all(filter(gc.is_tracked, map(field, probes)))
 
     return finish
 
