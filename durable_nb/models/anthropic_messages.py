@@ -58,7 +58,11 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
       or llm's metadata) is left out, since the API would refuse it;
     - images (PNG, JPEG, WebP, GIF) and PDFs go as base64, text files as
       plain-text documents; anything else is replaced by a note saying so;
-      empty text blocks and messages left empty are dropped (the API refuses them).
+      empty text blocks and messages left empty are dropped (the API refuses them);
+    - a result that answers no call of the assistant message before its
+      user turn (its call elided by a compaction that kept the late result,
+      or a second result for one call) goes as text, headed by the call id:
+      the API refuses a ``tool_result`` whose ``tool_use`` is not there.
 
     Pure; O(total content).
     """
@@ -72,10 +76,31 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
             out[-1]["content"].extend(content)
         else:
             out.append({"role": role, "content": content})
+    calls: set[str] = set()  # the previous assistant message's calls not answered yet
     for msg in out:
-        if msg["role"] == "user":
-            msg["content"].sort(key=lambda b: b["type"] != "tool_result")  # stable: order kept otherwise
+        if msg["role"] == "assistant":
+            calls = {b["id"] for b in msg["content"] if b["type"] == "tool_use"}
+            continue
+        blocks = []
+        for b in msg["content"]:
+            if b["type"] != "tool_result":
+                blocks.append(b)
+            elif b["tool_use_id"] in calls:
+                calls.discard(b["tool_use_id"])
+                blocks.append(b)
+            else:
+                blocks += _unmatched(b)
+        blocks.sort(key=lambda b: b["type"] != "tool_result")  # stable: order kept otherwise
+        msg["content"] = blocks
+        calls = set()
     return out
+
+
+def _unmatched(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return a ``tool_result`` block that answers no call in the request as text blocks."""
+    error = " (an error)" if result.get("is_error") else ""
+    head = {"type": "text", "text": f"Result of tool call {result['tool_use_id']}{error}:"}
+    return [head, *result.get("content", [])]
 
 
 def _content(m: ai.Message) -> list[dict[str, Any]]:
