@@ -50,29 +50,51 @@ def to_openai(messages: Sequence[ai.Message], system: str | None = None) -> list
       The API takes only text in a tool message, so a result's images and
       files follow the run of tool messages as one ``user`` message; the API
       has no error flag, so ``is_error`` rests on the result's own text;
+    - the API wants a call's ``tool`` message right after the assistant
+      message (before any other role), so messages that came between a call
+      and its late result (the user's next message) follow the results; a
+      result that answers no call of the latest assistant message (its call
+      elided by a compaction, or a second result for one call) goes as a
+      ``user`` message headed by the call id;
     - images (PNG, JPEG, WebP, GIF) go as data URLs, PDFs as ``file`` parts,
       text files inline; anything else is replaced by a note saying so;
     - :class:`~durable_nb.ai.Thinking` is not sent back (the API has no
       field for it, and servers that stream ``reasoning_content`` ask
       clients not to return it).
 
-    Pure; O(total content).
+    Pure; O(total content + each result's search among its message's calls).
     """
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    pending: list[dict[str, Any]] = []
+    owed: list[str] = []  # the latest assistant message's calls not answered yet
+    held: list[dict[str, Any]] = []  # messages that came while calls were owed: they follow the results
+    attached: list[dict[str, Any]] = []  # the results' images and files
+
+    def settle() -> None:  # the run of tool messages is over: its attachments, then what waited for it
+        if attached:
+            out.append({"role": "user", "content": attached[:]})
+            attached.clear()
+        out.extend(held)
+        held.clear()
+
     for m in messages:
-        if pending and m.role != "tool_result":
-            out.append({"role": "user", "content": pending})
-            pending = []
-        if m.role == "tool_result":
+        if m.role == "tool_result" and (m.tool_call_id or "") in owed:
+            owed.remove(m.tool_call_id or "")
             out.append({"role": "tool", "tool_call_id": m.tool_call_id or "", "content": flatten(m.content)})
             parts = [_part(b) for b in m.content if isinstance(b, (ai.Image, ai.File))]
             if parts:
-                pending += [
+                attached += [
                     {"type": "text", "text": f"Attachments of the result of tool call {m.tool_call_id}:"},
                     *parts,
                 ]
+            if not owed:
+                settle()
+        elif m.role == "tool_result":  # an answer to no call the API can see
+            error = " (an error)" if m.is_error else ""
+            head = ai.Text(f"Result of tool call {m.tool_call_id}{error}:\n\n")
+            (held if owed else out).append({"role": "user", "content": _content([head, *m.content])})
         elif m.role == "assistant":
+            owed = []  # a call still unanswered here (a view never leaves one) is refused by the API anyway
+            settle()
             msg: dict[str, Any] = {"role": "assistant", "content": flatten(m.content)}
             calls = m.tool_calls()
             if calls:
@@ -81,11 +103,11 @@ def to_openai(messages: Sequence[ai.Message], system: str | None = None) -> list
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
                     for c in calls
                 ]
+                owed = [c.id for c in calls]
             out.append(msg)
         else:
-            out.append({"role": "user", "content": _content(m.content)})
-    if pending:
-        out.append({"role": "user", "content": pending})
+            (held if owed else out).append({"role": "user", "content": _content(m.content)})
+    settle()
     return out
 
 
