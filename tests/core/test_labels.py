@@ -176,3 +176,22 @@ def test_compare_and_replay_take_labels_too():
     assert a.path()[0].id != before and a.entry(a.path()[0].id).parent_id == a.entry(before).parent_id
     with pytest.raises(UnknownEntry, match="did you mean 'q2'"):
         a.replay("q3", model=lambda messages: "x")
+
+
+def test_a_reopened_sessions_labels_count_what_was_appended_before_they_were_first_asked_for(tmp_path):
+    """A loaded log's labels are found when first asked for (the open does not scan for them): the
+    entries appended in between count, in log order, as they would have counted one by one."""
+    store = session.JsonlStore(tmp_path)
+    a = durable.Agent(store=store, session_id="s")
+    a.run("one").wait()
+    one = a.leaf_id
+    a.label("v1")
+    a.run("two").wait()
+    two = a.leaf_id
+    b = durable.Agent(store=store, session_id="s")
+    b.append(lab("l9", b.leaf_id, "v1", two))  # moves v1 before anything asked for the labels
+    b.append(lab("l10", "l9", "first", one))
+    assert b.labels() == {"v1": two, "first": one}
+    b.label("last", one)  # once found, each new label is taken in as it is appended
+    assert b.labels() == {"v1": two, "first": one, "last": one}
+    assert durable.Agent(store=store, session_id="s").labels() == b.labels()
