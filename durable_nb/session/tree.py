@@ -52,7 +52,8 @@ def tree(entries: Iterable[Entry]) -> list[Node]:
     first, equal times in log order), as pi-go orders them. An entry whose
     parent is missing (an orphan) becomes a root. Entries caught in a parent
     cycle are reached by cutting the cycle at its first entry in log order,
-    which becomes a root. With duplicate ids the later entry wins, as in
+    which becomes a root (an entry hanging below a cycle stays under its
+    parent, even when it comes first in the log). With duplicate ids the later entry wins, as in
     :func:`index` and :func:`path`: children name it as their parent, while
     the earlier one stays in the forest without children. O(n).
     """
@@ -80,18 +81,27 @@ def tree(entries: Iterable[Entry]) -> list[Node]:
         reached.add(id(n))
         stack.extend(n.children)
     if len(reached) < len(order):
+        pos = {id(n): i for i, n in enumerate(order)}
         for n in order:
             if id(n) in reached:
                 continue
-            p = parent_of.pop(id(n))
-            p.children.remove(n)
-            roots.append(n)
-            stack = [n]
+            # n is on a cycle or hangs below one (its parents are never missing): walk up to the cycle
+            walked: set[int] = set()
+            m = n
+            while id(m) not in walked:
+                walked.add(id(m))
+                m = parent_of[id(m)]
+            cycle = [m]
+            while (p := parent_of[id(cycle[-1])]) is not m:
+                cycle.append(p)
+            cut = min(cycle, key=lambda c: pos[id(c)])  # the cycle's first entry in log order
+            parent_of.pop(id(cut)).children.remove(cut)
+            roots.append(cut)
+            stack = [cut]
             while stack:
                 m = stack.pop()
                 reached.add(id(m))
                 stack.extend(m.children)
-        pos = {id(n): i for i, n in enumerate(order)}
         roots.sort(key=lambda n: pos[id(n)])
     for n in order:
         sort_siblings(n.children, _created)
