@@ -171,15 +171,16 @@ def fork_copies(entries: Sequence[Entry]) -> list[Entry]:
     field is kept, timestamps too (an entry without one gets the time of the
     fork: pi-go refuses an empty one). The ids an entry names follow their
     entry: a compaction's ``first_kept_id``, and whatever a kind's
-    :attr:`Kind.fork` maps (a label's target); an id outside ``entries``
+    :attr:`Kind.fork` maps (a label's target), wherever in ``entries`` that
+    entry is (before or after the one naming it); an id outside ``entries``
     becomes ``""``. The inputs are untouched. O(len(entries)).
     """
-    ids: dict[str, str] = {}
+    fresh = [new_id() for _ in entries]
+    ids = dict(zip([e.id for e in entries], fresh))  # every copy's id first: a name may point further down
     out: list[Entry] = []
     parent = ""
-    for e in entries:
-        ids[e.id] = new_id()
-        c = msgspec.structs.replace(e, id=ids[e.id], parent_id=parent, created_at=e.created_at or now())
+    for e, fresh_id in zip(entries, fresh):
+        c = msgspec.structs.replace(e, id=fresh_id, parent_id=parent, created_at=e.created_at or now())
         if isinstance(c, CompactionEntry):
             c.first_kept_id = ids.get(c.first_kept_id, "")
         elif isinstance(c, CustomEntry):
