@@ -73,7 +73,8 @@ def compaction_cut(path: Sequence[Entry], keep_turns: int) -> int | None:
     What the latest compaction on ``path`` already elides is left out; a turn
     starts at :func:`is_turn_start`; ``keep_turns == 0`` summarises
     everything. ``None``: no more turns than ``keep_turns``, or no message
-    before the cut (rule R11). O(len(path)).
+    before the cut but system prompts (rule R11: views keep the system
+    prompt, so it is never summarised). O(len(path)).
     """
     at = latest_compaction(path)
     start = kept_from(path, at) if at >= 0 else 0  # where the entries not yet summarised begin
@@ -85,7 +86,7 @@ def compaction_cut(path: Sequence[Entry], keep_turns: int) -> int | None:
         cut = turns[-keep_turns]
     else:
         return None
-    if not any(isinstance(path[i], MessageEntry) for i in live if i < cut):
+    if not any(isinstance(e := path[i], MessageEntry) and e.message.role != "system" for i in live if i < cut):
         return None
     return cut
 
