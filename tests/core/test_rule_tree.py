@@ -15,7 +15,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from durable_nb.session import CustomEntry, Entry
+from durable_nb import ai, durable
+from durable_nb.session import CompactionEntry, CustomEntry, Entry, MemoryStore, MessageEntry, model_view
 from durable_nb.session.tree import Node, path, tree
 
 IDS = [f"n{i}" for i in range(4)]
@@ -115,3 +116,44 @@ def test_an_entry_hanging_off_a_cycle_stays_under_its_parent():
     (root,) = tree([c, a, b])
     assert root.entry is a
     assert sorted(n.entry.id for n in root.children) == ["b", "c"]
+
+
+MSG_ROLES = ["user", "assistant", "system", "tool_result", "compaction"]
+
+
+@st.composite
+def message_logs(draw) -> list[Entry]:
+    """Logs of messages and compactions with orphans, parent cycles and repeated ids."""
+    out: list[Entry] = []
+    for i in range(draw(st.integers(1, 9))):
+        head = {"id": draw(st.sampled_from(IDS)), "parent_id": draw(st.sampled_from(["", "gone", *IDS]))}
+        role = draw(st.sampled_from(MSG_ROLES))
+        if role == "compaction":
+            out.append(CompactionEntry(**head, summary=f"s{i}", first_kept_id=draw(st.sampled_from(["", *IDS]))))
+        elif role == "assistant":
+            out.append(MessageEntry(**head, message=ai.Message(role, [ai.Text(f"t{i}"), ai.ToolCall("c", "f", {})])))
+        else:
+            out.append(MessageEntry(**head, message=ai.Message(role, [ai.Text(f"t{i}")], tool_call_id="c")))
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(message_logs(), st.lists(st.sampled_from(["", "gone", *IDS, "run"]), max_size=8))
+def test_the_agents_cached_path_and_view_follow_orphans_cycles_and_repeated_ids(log, moves):
+    """An agent opened on such a log, moved around it and run from where it lands, keeps giving what
+    ``path`` and ``model_view`` give from its log."""
+    store = MemoryStore()
+    store.create_session("s")
+    store.append_entries("s", log)
+    agent = durable.Agent(model=lambda m: "ok", store=store, session_id="s")
+    for move in moves:
+        if move == "run":
+            agent.run("q").wait()
+        elif move in {e.id for e in agent.entries()}:
+            agent.branch(move)
+        else:
+            agent.leaf_id = move  # an unknown leaf, as a caller may set it
+        expected = path(agent.entries(), agent.leaf_id)
+        assert agent.path() == expected
+        assert agent.messages() == model_view(expected)
+        assert agent.depth == len(expected)
