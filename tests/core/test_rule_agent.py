@@ -26,7 +26,19 @@ from durable_nb.session import (
     transcript_view,
 )
 
-OPS = ["run", "run_injected", "system", "tool_call", "tool_result", "note", "label", "compact", "branch", "fork", "reopen"]
+OPS = [
+    "run",
+    "run_injected",
+    "system",
+    "tool_call",
+    "tool_result",
+    "note",
+    "label",
+    "compact",
+    "branch",
+    "fork",
+    "reopen",
+]
 
 
 def without_summary_origin(msgs: list[ai.Message]) -> list[ai.Message]:

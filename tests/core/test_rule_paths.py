@@ -31,7 +31,19 @@ from durable_nb.session.rules import compaction_cut, elided_count
 from durable_nb.session.view import summary_message, view_builder
 
 CALLS = ["a", "b"]
-KINDS = ["user", "user", "meta", "ephemeral", "assistant", "assistant", "tool_result", "system", "note", "label", "compaction"]
+KINDS = [
+    "user",
+    "user",
+    "meta",
+    "ephemeral",
+    "assistant",
+    "assistant",
+    "tool_result",
+    "system",
+    "note",
+    "label",
+    "compaction",
+]
 
 
 @st.composite
@@ -39,7 +51,11 @@ def paths(draw, compactions: bool = True) -> list[Entry]:
     kinds = draw(st.lists(st.sampled_from(KINDS if compactions else KINDS[:-1]), max_size=16))
     out: list[Entry] = []
     for i, kind in enumerate(kinds):
-        head = {"id": f"e{i}", "parent_id": f"e{i - 1}" if i else "", "created_at": draw(st.sampled_from(["", f"2026-01-01T00:00:{i:02d}Z"]))}
+        head = {
+            "id": f"e{i}",
+            "parent_id": f"e{i - 1}" if i else "",
+            "created_at": draw(st.sampled_from(["", f"2026-01-01T00:00:{i:02d}Z"])),
+        }
         if kind in ("user", "meta", "ephemeral"):
             injected = None if kind == "user" else ai.Injection(kind)
             e: Entry = MessageEntry(**head, message=ai.Message("user", [ai.Text(f"u{i}")], injected=injected))
@@ -48,7 +64,9 @@ def paths(draw, compactions: bool = True) -> list[Entry]:
             blocks = [ai.Text(f"a{i}"), *(ai.ToolCall(c, "f", {}) for c in calls)]
             e = MessageEntry(**head, message=ai.Message("assistant", blocks))
         elif kind == "tool_result":
-            e = MessageEntry(**head, message=ai.Message("tool_result", [ai.Text("ok")], tool_call_id=draw(st.sampled_from(CALLS))))
+            e = MessageEntry(
+                **head, message=ai.Message("tool_result", [ai.Text("ok")], tool_call_id=draw(st.sampled_from(CALLS)))
+            )
         elif kind == "system":
             e = MessageEntry(**head, message=ai.Message("system", [ai.Text(f"s{i}")]))
         elif kind == "note":
@@ -136,7 +154,9 @@ def test_elided_count_is_where_the_verbatim_part_starts(path):
 
 
 def turn_starts(msgs) -> int:
-    return sum(1 for m in msgs if m.role == "user" and m.injected is None and not (m.origin or "").startswith("compaction:"))
+    return sum(
+        1 for m in msgs if m.role == "user" and m.injected is None and not (m.origin or "").startswith("compaction:")
+    )
 
 
 def summarisable(entries: list[Entry]) -> bool:
@@ -151,7 +171,11 @@ def test_R11_a_compaction_at_the_cut_keeps_exactly_the_last_turns(path, keep_tur
     cut = compaction_cut(path, keep_turns)
     start = reference_start(path)  # what the latest compaction already elides is left out
     live = [i for i in range(start, len(path)) if not isinstance(path[i], CompactionEntry)]
-    starts = [i for i in live if isinstance(e := path[i], MessageEntry) and e.message.role == "user" and e.message.injected is None]
+    starts = [
+        i
+        for i in live
+        if isinstance(e := path[i], MessageEntry) and e.message.role == "user" and e.message.injected is None
+    ]
     if keep_turns and len(starts) <= keep_turns:
         assert cut is None  # no more turns than keep_turns
         return

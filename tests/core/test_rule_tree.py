@@ -91,9 +91,11 @@ def test_tree_keeps_every_parent_it_can(entries):
         elif not in_cycle(entries, i):
             assert parent_of[i] == pos[id(p)], f"{e.id} (log position {i}) is not under its parent"
     # a cycle is cut once, at its first entry in log order
-    for i, e in enumerate(entries):
+    for i in range(len(entries)):
         if in_cycle(entries, i) and parent_of[i] is None:
-            members = [j for j in range(len(entries)) if in_cycle(entries, j) and entries[j].id in cycle_ids(entries, i)]
+            members = [
+                j for j in range(len(entries)) if in_cycle(entries, j) and entries[j].id in cycle_ids(entries, i)
+            ]
             assert i == min(members)
 
 
