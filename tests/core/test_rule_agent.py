@@ -81,7 +81,7 @@ def check(agent: durable.Agent, store: MemoryStore) -> None:
     assert agent.depth == len(recomputed)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(OPS), min_size=1, max_size=25), st.integers(0, 2**32))
 def test_rules_hold_over_random_sequences(ops, seed):
     rng = random.Random(seed)

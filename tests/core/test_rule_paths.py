@@ -13,7 +13,10 @@ them, an entry after them, no entry at all, or is empty.
 - R7 (transcript): injected messages and bookkeeping entries (a label)
   hidden; everything else kept, in order.
 - R11 (compaction's cut): after a compaction at the cut, the model view
-  holds exactly the last ``keep_turns`` turns verbatim.
+  holds exactly the last ``keep_turns`` turns verbatim; nothing to
+  summarise (no message but system prompts before the cut) gives ``None``.
+- R10 (a fork's copies): fresh ids, re-chained, timestamps kept, the ids
+  entries name following their entry, the same model view.
 """
 
 from __future__ import annotations
