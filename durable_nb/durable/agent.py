@@ -22,6 +22,7 @@ from ..session import (
     check_session_id,
     compaction_cut,
     is_ephemeral,
+    latest_compaction,
     model_view,
     new_id,
     now,
@@ -479,7 +480,9 @@ class Agent:
     def compact(self, keep_turns: int = 0, prompt: str | None = None) -> CompactionEntry | None:
         """Summarise the active path with the session's model; keep the last ``keep_turns`` turns.
 
-        A turn starts at a user message that is not injected. Appends a
+        A turn starts at a user message that is not injected. The model is
+        asked to summarise the model view up to the kept turns (an earlier
+        compaction's summary standing for what it replaced). Appends a
         :class:`CompactionEntry` at the leaf and returns it; returns ``None``
         (no entry, no event) when there is nothing to summarise. Nothing is
         removed: branching to an earlier entry gives the full history back.
@@ -492,7 +495,11 @@ class Agent:
         if keep_from is None:
             return None
         model = self._built_model()
-        system, request = split_system(model_view(full[:keep_from]) + [ai.user_message(prompt or COMPACT_PROMPT)])
+        head = full[:keep_from]
+        at = latest_compaction(full)
+        if at >= keep_from:  # the cut falls in what that compaction kept verbatim: its summary stands for the rest
+            head = [*head, full[at]]
+        system, request = split_system(model_view(head) + [ai.user_message(prompt or COMPACT_PROMPT)])
         summary = collect(model, request, ai.Request(system=system, settings=check_settings(self.settings)))
         first_kept = full[keep_from].id if keep_from < len(full) else ""
         tokens = estimate_tokens(model_view(full))

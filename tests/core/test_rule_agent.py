@@ -164,3 +164,25 @@ def test_R11_a_system_prompt_alone_is_nothing_to_summarise():
     agent.append(durable.system("be kind"))
     assert agent.compact() is None
     assert len(requests) == 2  # the run and the one compaction
+
+
+def test_R11_a_second_compaction_summarises_the_first_ones_summary_not_what_it_replaced():
+    """A cut inside the turns an earlier compaction kept verbatim: the model summarises that compaction's
+    summary and the turns before the cut, as the model sees them, never the history the summary replaced."""
+    requests: list[list[ai.Message]] = []
+
+    def model(messages: list[ai.Message]) -> str:
+        requests.append(list(messages))
+        return f"summary {len(requests)}" if "Summar" in messages[-1].text() else "ok"
+
+    agent = durable.Agent(model=model)
+    for i in range(1, 5):
+        agent.run(f"q{i}").wait()
+    first = agent.compact(keep_turns=3)
+    assert first is not None and first.summary == "summary 5"
+    agent.run("q5").wait()
+    assert agent.compact(keep_turns=2) is not None
+    asked = [m.text() for m in requests[-1]]
+    assert "q1" not in asked and any("summary 5" in t for t in asked)
+    assert ["q2", "ok", "q3", "ok"] == [t for t in asked if t in ("q2", "q3", "ok")]
+    assert "q4" not in asked and "q5" not in asked
