@@ -92,7 +92,7 @@ class NotebookSession:
         a deliberate leaf move is recorded), else where the library resumes it; sets :attr:`resumed_at_choice`.
         Computes the first look ahead, once: the active path and its model view (O(depth), mostly at C
         speed for a log that is one chain), which ``%durable status``, the widget and the first turn
-        share, and the cells' entries (:class:`~durable_nb.notebook.positions.CellIndex`, O(n) at C speed);
+        share, the labels they show (one pass at C speed), and the cells' entries (:class:`~durable_nb.notebook.positions.CellIndex`, O(n) at C speed);
         and what the first turn would pay once (:mod:`.ahead`: its imports, the young collections)."""
         ahead.imports()
         agent = Agent(
@@ -104,6 +104,7 @@ class NotebookSession:
             agent.branch(at)
             self.resumed_at_choice = at or "the root"
         agent.system  # noqa: B018 - the first look, computed ahead (see above)
+        agent.labels()  # which status and the widget show (a loaded log's are found when first asked for)
         self._cells = CellIndex(agent)  # and which entry each cell made (the first turn's rewind reads it)
         self._cells.latest()
         ahead.settle()
