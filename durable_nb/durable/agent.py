@@ -342,8 +342,9 @@ class Agent:
         of the session from the store, O(entries).
         """
         new = [e for e in self.store.load_entries(self.session_id) if e.id not in self._log.by_id]
-        for e in new:
-            self._log.remember(e)
+        with self._log.lock:  # as a commit's: serialised with commits and the labels' first reading
+            for e in new:
+                self._log.remember(e)
         return new
 
     def branch(self, entry_id: str) -> None:

@@ -40,7 +40,9 @@ class Log:
         """The session's labels (:class:`~durable_nb.session.labels.Labels`). A loaded log's are found
         the first time they are asked for: one pass over the log at C speed, ~0.1 µs an entry (only
         custom entries of the label kind can be labels); O(1) after, each remembered entry taken in."""
-        with self.lock:
+        if self._labels is not None:
+            return self._labels
+        with self.lock:  # the first time only: a commit's remember() may not add to it meanwhile
             if self._labels is None:
                 found = Labels()
                 if not all(map(MessageEntry.__instancecheck__, self.entries)) and LABEL_KIND in map(
@@ -117,7 +119,8 @@ class Log:
         self._labels = None
 
     def remember(self, e: Entry) -> None:
-        """Add an entry already in the store (or ephemeral) to the log; the leaf stays. O(1)."""
+        """Add an entry already in the store (or ephemeral) to the log; the leaf stays. O(1). Callers hold
+        :attr:`lock` (a commit does)."""
         if e.id in self.by_id or self.active.starts_below(e.id):
             self.active.invalidate()  # the id resolves differently now: recompute the path
         self.entries.append(e)
