@@ -17,8 +17,8 @@ the exported page all use it). Depth-first from each root:
 - siblings (and roots) in sibling order, the session's one rule
   (:func:`~durable_nb.session.sort_siblings`: oldest ``created_at`` first, ties in log order);
 - several root-level durable entries (an edited first turn) are branches
-  under a START row (id ``""``); orphans and cycle members become roots; with
-  a duplicate id the first entry keeps it.
+  under a START row (id ``""``); orphans become roots, and so does a parent cycle's first entry
+  in log order (the cycle is cut there; what hangs below stays); a duplicate id: the first keeps it.
 
 Cost: :meth:`build` is O(n), a few list operations an entry (no object an
 entry; the columns are left out of the cyclic GC's walks). :meth:`add` is O(1)
@@ -45,7 +45,7 @@ from collections.abc import Iterable, MutableSequence
 from ..session.compact import untrack_columns
 from ..session.rules import created_key, sort_siblings
 from .links import children as _children
-from .links import drawn_parents
+from .links import cycle_cuts, drawn_parents
 
 Ints = MutableSequence[int]  # a list, or an array("q") for a chain laid out without its id index (untracked by GC)
 
@@ -463,9 +463,9 @@ class Layout:
             walk(k, 0, ROOT)
         drawn = n - sum(hidden) if any_hidden else n
         if len(lines) - (len(durable_tops) > 1) < drawn:
-            for k in range(n):
-                if not seen[k] and not (any_hidden and hidden[k]):
-                    walk(k, 0, ROOT)  # a cycle: cut at its first entry in log order
+            stuck = [k for k in range(n) if not seen[k] and not (any_hidden and hidden[k])]
+            for k in sort_siblings(cycle_cuts(pidx, stuck), when):
+                walk(k, 0, ROOT)  # a cycle, cut at its first entry in log order: what hangs below stays
         self._dpar = [p if p >= 0 else -1 for p in pidx]
         self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste = depth, mark, nk, lastk, ne, laste
         self._lines, self._pos, self._valid, self._head = lines, pos, len(lines), head
