@@ -81,6 +81,7 @@ class Layout:
         self._lines: Ints = []  # log indexes in drawn order; -1 is the START row
         self._valid = 0  # _pos is right for every k in _lines[:_valid]
         self._start_kids = 0  # durable root-level entries (drawn under START when more than one)
+        self._awaited: set[str] = set()  # parent ids an entry names that are not in the log (yet)
         self.rev = 0
         self.changed_from: int | None = None
 
@@ -123,7 +124,7 @@ class Layout:
         """Return an independent copy (each list, array and the id index copied: O(n) at C speed)."""
         c = Layout.__new__(Layout)
         c.__dict__.update(
-            {k: copy.copy(v) if isinstance(v, (list, dict, array)) else v for k, v in self.__dict__.items()}
+            {k: copy.copy(v) if isinstance(v, (list, dict, set, array)) else v for k, v in self.__dict__.items()}
         )
         untrack_columns(c)
         return c
@@ -284,8 +285,8 @@ class Layout:
             self._kd[entry_id] = k
         self._grow(k, entry_id, parent_id, off_chain, hidden, created_at)
         pk = self._find(parent_id) if parent_id else -1
-        if parent_id and pk < 0:  # an orphan (or its parent comes later): lay out again
-            return self._rebuild()
+        if pk == k or (parent_id and pk < 0) or entry_id in self._awaited:  # its own parent, an orphan, or an
+            return self._rebuild()  # orphan's parent come late: lay out again
         dp = pk if pk < 0 or not self._hidden[pk] else self._dpar[pk]
         self._dpar[k] = dp
         if hidden:
@@ -346,18 +347,8 @@ class Layout:
         self._off.append(off_chain)
         self._hidden.append(hidden)
         self._created.append(created_at)
-        ints = (
-            self._dpar,
-            self._depth,
-            self._mark,
-            self._nk,
-            self._lastk,
-            self._ne,
-            self._laste,
-            self._pos,
-            self._head,
-        )
-        for ys, y in zip(ints, (-1, 0, ROOT, 0, -1, 0, -1, -1, k)):
+        ints = (self._dpar, self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste, self._pos)
+        for ys, y in zip((*ints, self._head), (-1, 0, ROOT, 0, -1, 0, -1, -1, k)):
             ys.append(y)
 
     def _to_branch(self, only: int, end: int, was: int) -> None:
@@ -391,6 +382,7 @@ class Layout:
         off, hidden = self._off, self._hidden
         n = len(self._ids)
         pidx = drawn_parents(self._raw, self._k, self._hidden)
+        self._awaited = {p for p in self._raw if p and p not in self._k} if -2 in pidx else set()  # -2: an orphan
         any_hidden = any(hidden)
         head_d, head_e, nxt, nk, ne, roots = _children(pidx, off, hidden if any_hidden else None)
         when = self._created.__getitem__
@@ -495,6 +487,6 @@ class Layout:
             self._nk, self._lastk = [1] * (n - 1) + [0], [*ks[1:], -1]
             self._ne, self._laste = [0] * n, [-1] * n
             self._lines, self._pos, self._valid, self._head = ks, ks.copy(), n, [0] * n
-        self._start_kids, self._last_top = 1, -1
+        self._start_kids, self._last_top, self._awaited = 1, -1, set()
         self._changed(0)
         return True

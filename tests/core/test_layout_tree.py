@@ -124,8 +124,32 @@ def test_the_layout_draws_the_tree(log):
     check(log, Layout.build(*columns(log)))
 
 
+@settings(max_examples=300, deadline=None)
+@given(logs())
+def test_the_layout_kept_one_entry_at_a_time_draws_the_tree(log):
+    lay = Layout()
+    for e, o, h in log:
+        lay.add(e.id, e.parent_id, o, h, e.created_at)
+    check(log, lay)
+
+
 def test_an_entry_hanging_below_a_cycle_stays_under_its_parent():
     """c hangs below the cycle a -> b -> a and comes first in the log: the cycle is cut at a (its first entry
     in log order), a is a root and c stays a's child (it was drawn as a root of its own)."""
     lay = Layout.build(["c", "a", "b"], ["a", "b", "a"], [False] * 3, [False] * 3, [""] * 3)
     assert [(i, *lay.info(i)) for i in lay.lines] == [("a", 0, "root"), ("c", 1, "branch"), ("b", 1, "branch")]
+
+
+def test_a_parent_later_in_the_log_takes_its_child_in_when_added():
+    """c names a as its parent before a is added: one entry at a time, c moved under a only in a whole
+    layout (it stayed a root); an entry its own parent was placed under itself."""
+    lay = Layout()
+    for entry_id, parent in [("x", ""), ("c", "a"), ("a", "x"), ("s", "s"), ("t", "s")]:
+        lay.add(entry_id, parent)
+    assert [(i, *lay.info(i)) for i in lay.lines] == [
+        ("x", 0, "root"),
+        ("a", 0, "cont"),
+        ("c", 0, "cont"),
+        ("s", 0, "root"),
+        ("t", 0, "cont"),
+    ]
