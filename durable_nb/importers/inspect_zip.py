@@ -5,7 +5,12 @@ of inspect_ai's ``EvalLog`` / ``EvalSample`` / ``ChatMessage*`` / ``Content*``
 (its defaults filled in as inspect_ai 0.3's models fill them), decoded with
 msgspec into structs that declare only the fields the import reads: a
 sample's ``events`` (every model call's input: what a long sample's size
-grows with), ``attachments`` and ``output`` are skipped unparsed. Samples
+grows with) and ``output`` are skipped unparsed, and so are ``attachments``
+unless a message names one: inspect_ai's writer moves every ``data:`` URL
+in the messages (an image, even a text that is one) into the sample's
+``attachments`` and leaves ``attachment://<hash>`` in its place, which
+:func:`_resolve` swaps back as ``read_eval_log(resolve_attachments=True)``
+does. Samples
 come in inspect_ai's order (epoch, then id) and each member is read once,
 the last one of a name winning, as inspect_ai reads them.
 
@@ -142,8 +147,14 @@ class Log(msgspec.Struct):
     samples: list[_Sample]
 
 
+class _Attachments(msgspec.Struct):
+    attachments: dict[str, str] = {}
+
+
 _HEADER = msgspec.json.Decoder(_Header)
 _SAMPLE = msgspec.json.Decoder(_Sample)
+_ATTACHMENTS = msgspec.json.Decoder(_Attachments)
+_REFS = ("attachment://", "tc://")  # inspect_ai's reference, and the older flavour it migrates
 _ROLES = {"system", "user", "assistant", "tool"}
 
 
@@ -157,9 +168,7 @@ def read(p: Path) -> Log | None:
             head = _HEADER.decode(z.read("header.json"))
             if head.version != VERSION or not head.eval.eval_id:
                 return None
-            samples = [
-                _usual(_SAMPLE.decode(z.read(n))) for n in names if n.startswith("samples/") and n.endswith(".json")
-            ]
+            samples = [_sample(z.read(n)) for n in names if n.startswith("samples/") and n.endswith(".json")]
     except (zipfile.BadZipFile, OSError, msgspec.DecodeError, _Unusual, ValueError, EOFError):
         return None
     samples.sort(key=lambda s: (s.epoch, s.id if isinstance(s.id, str) else str(s.id).zfill(20)))
@@ -183,6 +192,65 @@ def _can_read(z: zipfile.ZipFile) -> bool:
         except ImportError:
             return False
     return kinds <= {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, getattr(zipfile, "ZIP_ZSTANDARD", -1)}
+
+
+def _sample(raw: bytes) -> _Sample:
+    """Return one sample member's sample, its messages' attachment references resolved (see :func:`_resolve`)."""
+    s = _usual(_SAMPLE.decode(raw))
+    if any(_refers(m) for m in s.messages):
+        _resolve(s.messages, _ATTACHMENTS.decode(raw).attachments)
+    return s
+
+
+def _refers(m: _Message) -> bool:
+    """Whether a message holds a string that starts as an attachment reference. O(its content)."""
+    parts = [m.content] if isinstance(m.content, str) else [_part(c) for c in m.content]
+    return any(p.startswith(_REFS) for p in parts) or any(_json_refers(c.arguments) for c in m.tool_calls or [])
+
+
+def _part(c: _Text | _Reasoning | _Image) -> str:
+    return c.text if isinstance(c, _Text) else c.reasoning if isinstance(c, _Reasoning) else c.image
+
+
+def _json_refers(v: Any) -> bool:
+    if isinstance(v, str):
+        return v.startswith(_REFS)
+    if isinstance(v, dict):
+        return any(_json_refers(x) for x in v.values())
+    return isinstance(v, list) and any(_json_refers(x) for x in v)
+
+
+def _resolve(messages: list[_Message], attachments: dict[str, str]) -> None:
+    """Swap each ``attachment://<hash>`` (or ``tc://<hash>``) string in ``messages`` (their content, reasoning,
+    images, tool call arguments) for ``attachments[hash]``, in place; a hash not there stays as it is, as
+    inspect_ai leaves it. O(the messages' content)."""
+
+    def swap(text: str) -> str:
+        for ref in _REFS:
+            if text.startswith(ref):
+                return attachments.get(text[len(ref) :], text)
+        return text
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return swap(v)
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return [walk(x) for x in v] if isinstance(v, list) else v
+
+    for m in messages:
+        if isinstance(m.content, str):
+            m.content = swap(m.content)
+        else:
+            for c in m.content:
+                if isinstance(c, _Text):
+                    c.text = swap(c.text)
+                elif isinstance(c, _Reasoning):
+                    c.reasoning = swap(c.reasoning)
+                else:
+                    c.image = swap(c.image)
+        for call in m.tool_calls or []:
+            call.arguments = walk(call.arguments)
 
 
 def _usual(s: _Sample) -> _Sample:

@@ -269,7 +269,9 @@ def test_a_finished_eval_is_read_from_its_zip_as_inspect_ai_reads_it(tmp_path):
 
     def both(p: Path):
         direct = inspect_zip.read(p)
-        slow = inspect_eval._loaded(p, log_api.read_eval_log(str(p), exclude_fields={"events"}))
+        slow = inspect_eval._loaded(
+            p, log_api.read_eval_log(str(p), exclude_fields={"events"}, resolve_attachments=True)
+        )
         return direct and [encode(e) for e in inspect_eval._loaded(p, direct).entries], [
             encode(e) for e in slow.entries
         ]
