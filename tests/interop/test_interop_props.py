@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from rich_sessions import build, turns
+from rich_sessions import KEY, build, turns
 from test_atif import check
 from test_pi_format import round_trip
 
@@ -197,3 +197,22 @@ def test_an_eval_s_images_and_data_urls_come_back_from_inspects_attachments(tmp_
         got = [e.message for e in open_session(out).agent.entries() if isinstance(e, MessageEntry)]
         assert got[0].content == [ai.Text("look"), ai.Image(b"\x89PNG", "image/png")], direct
         assert got[1].tool_calls()[0].arguments == {"u": url}, direct
+
+
+# ---- --redact: an API key-looking string leaves no trace in any format's file
+
+
+@settings(PROPS, max_examples=min(PROPS.max_examples, 10))
+@given(turns)
+def test_redacted_exports_of_every_format_hold_no_api_key(tmp_path_factory, ops):
+    from durable_nb.share.redact import Redactor
+
+    a = build([*ops, ("user", [ai.Text(f"my key is {KEY}")])])
+    tmp = tmp_path_factory.mktemp("redact")
+    for name in ("s.pi.jsonl", "s.atif.json", "s.eval", "s.md", "s.jsonl", "s.otlp.json"):  # .html: needs a build
+        out = export(a, tmp / name, redact=Redactor())
+        data = out.read_bytes()
+        if name.endswith(".eval"):
+            z = zipfile.ZipFile(out)
+            data = b"".join(z.read(n) for n in z.namelist())
+        assert KEY.encode() not in data and KEY[13:].encode() not in data, name
