@@ -96,7 +96,8 @@ def load(p: Path) -> Loaded:
     if theirs is not None and theirs > mine:
         raise DurableError(newer.format(v=theirs))
     try:
-        # the events are never read here (the messages say it all); the messages' attachments (images) are
+        # the events are never read here (the messages say it all); the messages' attachments (the data: URLs
+        # inspect_ai's writer moved out of them, images first) are put back
         log = read_eval_log(str(p), exclude_fields={"events"}, resolve_attachments=True)
     except ValueError as e:
         found = re.search(r"Unable to read version (\d+)", str(e))
