@@ -84,9 +84,11 @@ def snippet(text: str, query_words: list[str], width: int = SNIPPET_CHARS) -> st
 def scan(sessions: Iterable[tuple[str, list[Entry]]], query: str, limit: int) -> list[Hit]:
     """Return the hits of ``query`` in ``(session id, entries)`` pairs, in the order given, at most ``limit``.
 
-    The plain search of stores without an index. O(total text)."""
+    The plain search of stores without an index; ``limit`` 0 or less finds nothing. O(total text)."""
     q = words(query)
     out: list[Hit] = []
+    if limit <= 0:
+        return out
     for sid, entries in sessions:
         for e in entries:
             text = search_text(e)
