@@ -41,7 +41,8 @@ class Session:
 
 
 def read(source: object, sessions: str | Iterable[str] | None = None) -> list[Session]:
-    """Return the sessions of ``source`` (see the module doc), only those named in ``sessions`` when given.
+    """Return the sessions of ``source`` (see the module doc) in its order, only those named in ``sessions``
+    when given (each once, in the source's order whatever order they are named in).
 
     Raises :class:`DurableError` in one line for a source that is not a
     store or log and for a named session the source does not hold (the
@@ -98,10 +99,11 @@ def _of_store(store: Store, sessions: str | Iterable[str] | None) -> list[Sessio
     where = store.describe() if isinstance(store, Describable) else type(store).__name__
     wanted = _names(sessions)
     if wanted is not None:
-        missing = [s for s in wanted if s not in set(ids)]
+        have, keep = set(ids), set(wanted)
+        missing = [s for s in wanted if s not in have]
         if missing:
             raise DurableError(f"no session {missing[0]!r} in {where}; it holds: {_listing(ids)}")
-        ids = wanted
+        ids = [i for i in ids if i in keep]  # the store's order, each once (as _only keeps a folder's)
     return [_of_entries(i, store.load_entries(i), "", where) for i in ids]
 
 
