@@ -148,6 +148,8 @@ def _is_durable_log(f: Path) -> bool:
 def _names(sessions: str | Iterable[str] | None) -> list[str] | None:
     if sessions is None:
         return None
+    if not isinstance(sessions, (str, Iterable)):
+        raise DurableError(f"sessions= takes a session id or a list of them, not {sessions!r}")
     names = [sessions] if isinstance(sessions, str) else list(sessions)
     if any(not isinstance(s, str) for s in names):
         raise DurableError(f"sessions are named by their ids (strings), not {names!r}")

@@ -66,7 +66,8 @@ def annotation(
 
     Raises :class:`DurableError` in one line for an ephemeral target (never
     stored), an annotation as target (annotate the entry it names), a score
-    that is not a finite number, a note or tag that is not a string, or
+    that is not a finite number, a note or tag that is not a string (tags
+    that are neither a string nor an iterable of them), or
     nothing to say (no note, score or tag). ``by=None``: the OS user. O(tags).
     """
     if is_ephemeral(target):
@@ -77,6 +78,8 @@ def annotation(
         raise DurableError(f"an annotation's score is a number (like 0.5 or 3), not {score!r}")
     if note is not None and not isinstance(note, str):
         raise DurableError(f"an annotation's note is text, not {type(note).__name__}")
+    if not isinstance(tags, (str, Iterable)):
+        raise DurableError(f"an annotation's tags are a word or a list of words, not {tags!r}")
     tag_list = [tags] if isinstance(tags, str) else list(tags)
     if any(not isinstance(t, str) or not t.strip() for t in tag_list):
         raise DurableError(f"an annotation's tags are non-empty words, not {tag_list!r}")

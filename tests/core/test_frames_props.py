@@ -185,3 +185,16 @@ def test_a_search_limit_of_zero_finds_nothing(kind, tmp_path):
     assert store.search("hello", limit=0) == []
     assert len(store.search("hello", limit=1)) == 1
     assert session.browse.search_store(store, "hello", limit=0) == []
+
+
+def test_a_mistyped_argument_is_one_line_not_a_type_error(tmp_path):
+    """A number where sessions= or tags= wants words is refused in one line (it was a TypeError)."""
+    agent = Agent(store=session.JsonlStore(tmp_path / "d"), session_id="s")
+    (u,) = agent.append("hi")
+    with pytest.raises(DurableError, match=r"^sessions= takes a session id or a list of them, not 3$"):
+        durable_nb.frame(agent.store, sessions=3)
+    with pytest.raises(DurableError, match=r"^sessions= takes"):
+        durable_nb.annotations(str(tmp_path / "d"), sessions=3)
+    with pytest.raises(DurableError, match=r"^an annotation's tags are a word or a list of words, not 5$"):
+        agent.annotate(u.id, tags=5)
+    assert len(agent.store.load_entries("s")) == 1  # nothing written
