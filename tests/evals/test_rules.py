@@ -1,0 +1,170 @@
+"""The documented rules of evaluation runs (docs/evals.md), held with properties and pinned examples.
+
+- a grader returns a bool (pass/fail), a number (a score, passing from 0.5) or a Verdict; anything else,
+  NaN too, is an error verdict, and an error never passes;
+- a pair passes when it has a reply and every verdict passed; ``pass_rate`` is the share that passed;
+- against a baseline a pair ``regressed`` (passed there, not here), ``improved`` (the other way) or
+  ``changed`` reply;
+- the command line exits 0 when every pair passed (with ``--baseline``: nothing regressed), 1 when some
+  failed (or regressed), 2 on a usage error, with one line and never a traceback; stored runs survive;
+- a changed spec (template, cases, variants, history) under a used name is refused;
+- a ``.jsonl`` / ``.csv`` case file is read as its format defines, a bad line named.
+
+Offline callable models only; no network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from durable_nb import evals
+from durable_nb.__main__ import main
+from durable_nb.durable import Agent
+from durable_nb.kinds.verdict import VerdictEntry
+from durable_nb.session import CustomEntry, MemoryStore
+
+QUICK = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def echo(messages):
+    """A model replying with the last message's text."""
+    return messages[-1].text()
+
+
+# -- what a grader returns, and how a pair and a run aggregate ----------------------------------------
+
+RETURNS = st.one_of(
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_infinity=False),  # NaN included: an error verdict
+    st.sampled_from(["yes", None, [True]]),  # not a grader's value: an error verdict
+)
+
+
+def _expected(value: object) -> tuple[bool, float | None, bool]:
+    """(passed, score, error?) the docs give a grader's return value."""
+    if isinstance(value, bool):
+        return value, None, False
+    if isinstance(value, (int, float)) and not math.isnan(value):
+        return float(value) >= 0.5, float(value), False
+    return False, None, True
+
+
+@QUICK
+@given(st.lists(st.lists(RETURNS, min_size=1, max_size=3), min_size=1, max_size=3))
+def test_grader_values_give_verdicts_and_pairs_pass_when_every_verdict_passes(table):
+    """``table[case][grader]`` is what grader ``grader`` returns for case ``case``."""
+    n_graders = max(len(row) for row in table)
+
+    def grader(k):
+        def g(reply, case):
+            row = json.loads(case["values"])
+            return row[k] if k < len(row) else True
+
+        g.__name__ = f"g{k}"
+        return g
+
+    cases = [{"n": i, "values": json.dumps(row)} for i, row in enumerate(table)]
+    store = MemoryStore()
+    run = evals.run("case {n}", cases, graders=[grader(k) for k in range(n_graders)],
+                    agent=Agent(model=echo, store=store, session_id="s"), name="r")  # fmt: skip
+    loaded = evals.load(store, "s", "r")
+    for r, back, row in zip(run.results, loaded.results, table):
+        row = row + [True] * (n_graders - len(row))
+        want = [_expected(v) for v in row]
+        got = [(v.passed, v.score, v.error is not None) for v in r.verdicts]
+        assert [(p, e) for p, _, e in got] == [(p, e) for p, _, e in want], (row, r.verdicts)
+        for (_, s_got, _), (_, s_want, _) in zip(got, want):
+            assert s_got == s_want or (s_got is None and s_want is None)
+        assert r.passed == all(p for p, _, _ in want) and r.error is None
+        assert [(v.grader, v.passed, v.score) for v in back.verdicts] == [(v.grader, v.passed, v.score) for v in r.verdicts]  # fmt: skip
+        assert back.passed == r.passed
+    assert run.pass_rate == sum(r.passed for r in run.results) / len(run.results)
+    assert run.passed == all(r.passed for r in run.results) and run.finished
+
+
+# -- against a baseline, and the command line's exit code ----------------------------------------------
+
+SPEC = """
+from durable_nb import evals
+prompt = "case {{i}} says {{say}}"
+cases = {cases!r}
+def model(messages):
+    text = messages[-1].text()
+    if text.endswith("err"):
+        raise RuntimeError("the model failed")
+    return text.split()[-1]
+variants = [{{"model": model, "label": "m"}}]
+graders = [evals.contains("yes")]
+"""
+OUTCOME = st.sampled_from(["yes", "no", "err"])  # passes, fails, the model fails (an error row)
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["eval", *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+@settings(QUICK, max_examples=15)
+@given(st.lists(st.tuples(OUTCOME, OUTCOME), min_size=1, max_size=4))
+def test_compare_and_the_exit_code_follow_each_pairs_outcome(pairs):
+    """``pairs[i]`` is case ``i``'s outcome in the baseline and in the new run."""
+    with tempfile.TemporaryDirectory() as d:
+        store = str(Path(d) / "store")
+        for name, k in (("base", 0), ("new", 1)):
+            spec = Path(d) / f"{name}.py"
+            spec.write_text(SPEC.format(cases=[{"i": i, "say": p[k]} for i, p in enumerate(pairs)]))
+            alone, out, err = _cli(str(spec), "--store", store, "--name", name)
+            assert alone == (0 if all(p[k] == "yes" for p in pairs) else 1), (out, err)
+            assert err == ""
+        code, out, err = _cli(str(Path(d) / "new.py"), "--store", store, "--name", "new", "--baseline", "base")
+        new, base = evals.load(store, "eval", "new"), evals.load(store, "eval", "base")
+    c = new.compare(base)
+    passes = [(b == "yes", n == "yes") for b, n in pairs]
+    assert [r.case_index for r in c.regressed] == [i for i, (b, n) in enumerate(passes) if b and not n]
+    assert [r.case_index for r in c.improved] == [i for i, (b, n) in enumerate(passes) if n and not b]
+    reply = {"yes": "yes", "no": "no", "err": ""}
+    assert [r.case_index for r in c.changed] == [i for i, (b, n) in enumerate(pairs) if reply[b] != reply[n]]
+    assert not c.missing
+    assert code == (1 if c.regressed else 0) and err == "", (out, err)
+    assert f"{len(c.regressed)} regressed, {len(c.improved)} improved" in out
+
+
+# -- what the store holds for each pair -----------------------------------------------------------------
+
+
+def test_the_store_holds_a_start_record_a_branch_per_pair_and_a_verdict_per_grader():
+    store = MemoryStore()
+    agent = Agent(model=echo, store=store, session_id="s")
+    cases = [{"w": "a"}, {"w": "b"}]
+    run = evals.run("say {w}", cases, variants=[{"model": echo, "label": "x"}, {"model": echo, "label": "y"}],
+                    graders=[evals.contains("{w}"), evals.regex("^say")], agent=agent, name="r")  # fmt: skip
+    entries = store.load_entries("s")
+    by_id = {e.id: e for e in entries}
+    records = [e for e in entries if isinstance(e, CustomEntry) and e.kind == "eval"]
+    start = next(e for e in records if e.data["role"] == "start")
+    assert start.data["spec"]["case_rows"] == cases and start.data["spec"]["variant_names"] == ["x", "y"]
+    assert [e.data["role"] for e in records].count("end") == 1
+    markers = {(e.data["case"], e.data["variant"]): e for e in records if e.data["role"] == "pair"}
+    assert set(markers) == {(c, v) for c in range(2) for v in range(2)}
+    assert all(m.parent_id == start.id for m in markers.values())
+    verdicts = [e for e in entries if isinstance(e, VerdictEntry)]
+    assert len(verdicts) == 4 * 2 and all(v.run == "r" for v in verdicts)
+    for r in run.results:
+        reply = by_id[r.entry_id]
+        at = reply
+        while at.id not in {m.id for m in markers.values()}:
+            at = by_id[at.parent_id]
+        assert (at.data["case"], at.data["variant"]) == (r.case_index, ["x", "y"].index(r.variant))
+        mine = sorted(v.grader for v in verdicts if v.target_id == reply.id)
+        assert mine == sorted(run.graders) and all(v.parent_id == reply.id for v in verdicts if v.target_id == reply.id)
