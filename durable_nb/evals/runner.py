@@ -158,7 +158,9 @@ def _variant_names(vs: list[Variant]) -> list[str]:
 
 def _spec(prompt: Prompt, rows: list[dict[str, Any]], made: list[list[Entry | str]], vs: list[Variant],
           vnames: list[str]) -> dict[str, Any]:  # fmt: skip
-    """Return the run's spec as recorded (JSON), with the ``digest`` of what makes a run the same run."""
+    """Return the run's spec as recorded (JSON), with the ``digest`` of what makes a run the same run (the
+    filled inputs and the variants) and the ``cases_digest`` of its case rows (every field, so a changed
+    expected answer is a changed spec too)."""
     shown = [[x if isinstance(x, str) else _entry_text(x) for x in m] for m in made]
     variants = [
         {"model": model_word(v.model), "system": v.system, "settings": dict(v.settings), "label": v.label} for v in vs
@@ -167,8 +169,9 @@ def _spec(prompt: Prompt, rows: list[dict[str, Any]], made: list[list[Entry | st
     digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
     template = prompt if isinstance(prompt, str) else f"<function {getattr(prompt, '__name__', 'prompt')}>"
     case_rows = json.loads(json.dumps(rows, default=str))
+    cases_digest = hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode()).hexdigest()
     return {"template": template, "cases": len(rows), "case_rows": case_rows, "variants": variants,
-            "variant_names": vnames, "digest": digest}  # fmt: skip
+            "variant_names": vnames, "digest": digest, "cases_digest": cases_digest}  # fmt: skip
 
 
 def _entry_text(e: Entry) -> str:
@@ -182,6 +185,8 @@ def _start(agent: Agent, stored: StoredRun | None, name: str, spec: dict[str, An
     at = agent.resolve(history) if history is not None else None
     if stored is not None:
         same = stored.spec.get("digest") == spec["digest"]
+        if stored.spec.get("cases_digest", spec["cases_digest"]) != spec["cases_digest"]:  # older runs: none
+            same = False
         if at is not None and at != stored.start.parent_id:
             same = False
         if not same:

@@ -4,7 +4,7 @@ An ``eval`` entry is one of three ``role``\\ s, all naming the run (``run``):
 
 - ``start``: hangs off the run's history (the pinned prefix); every pair's
   branch hangs off it. It holds the run's ``spec`` (template, variants, case
-  count, history) and its ``digest``.
+  count, history), its ``digest`` and its ``cases_digest`` (every case field).
 - ``pair``: the first entry of one case × variant branch (``case``,
   ``variant``), stored with the pair's input in one commit.
 - ``end``: hangs off the start record once every pair has a reply; the run

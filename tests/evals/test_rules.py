@@ -22,12 +22,14 @@ import math
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from durable_nb import evals
 from durable_nb.__main__ import main
 from durable_nb.durable import Agent
+from durable_nb.errors import DurableError
 from durable_nb.kinds.verdict import VerdictEntry
 from durable_nb.session import CustomEntry, MemoryStore
 
@@ -168,3 +170,20 @@ def test_the_store_holds_a_start_record_a_branch_per_pair_and_a_verdict_per_grad
         assert (at.data["case"], at.data["variant"]) == (r.case_index, ["x", "y"].index(r.variant))
         mine = sorted(v.grader for v in verdicts if v.target_id == reply.id)
         assert mine == sorted(run.graders) and all(v.parent_id == reply.id for v in verdicts if v.target_id == reply.id)
+
+
+# -- a run's name holds one spec -------------------------------------------------------------------------
+
+
+def test_a_changed_case_field_outside_the_template_is_a_changed_spec():
+    """The expected answer is part of the cases: changing it under a used name is refused, not graded
+    against answers the stored run does not show."""
+    agent = Agent(model=lambda m: "Paris", session_id="s")
+    evals.run("Capital of {country}?", [{"country": "France", "answer": "Paris"}], agent=agent, name="n",
+              graders=[evals.equals("answer")])  # fmt: skip
+    with pytest.raises(DurableError, match=r"run 'n' was finished with another spec.*name='n-2'"):
+        evals.run("Capital of {country}?", [{"country": "France", "answer": "Lyon"}], agent=agent, name="n",
+                  graders=[evals.equals("answer"), evals.contains("{answer}")])  # fmt: skip
+    same = [{"answer": "Paris", "country": "France"}]  # the same fields in another order: the same cases
+    again = evals.run("Capital of {country}?", same, agent=agent, name="n", graders=[evals.equals("answer")])
+    assert again.calls == 0 and again.passed
