@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import io
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -31,11 +32,13 @@ class CaseError(DurableError):
 
 def read_cases(cases: object) -> list[dict[str, Any]]:
     """Return ``cases`` as a list of dicts: a list (or tuple) of mappings, a pandas DataFrame (its rows),
-    or a path (``str`` / :class:`~pathlib.Path`) to a ``.jsonl`` (one JSON object a line) or ``.csv`` file
-    (its header names the fields; values are text).
+    or a path (``str`` / :class:`~pathlib.Path`) to a ``.jsonl`` (one JSON object a line; lines end at
+    ``\n`` only) or ``.csv`` file (its header names the fields; values are text, a quoted value may span
+    lines; a leading byte-order mark is dropped).
 
     Raises :class:`CaseError` (one line) for anything else, an empty table, a row that is not a
-    mapping, or a file that cannot be read (naming the line). O(cases).
+    mapping, or a file that cannot be read (naming the line: a CSV row with more or fewer values than
+    its header has fields too). O(cases).
     """
     if isinstance(cases, (str, Path)):
         rows = _read_file(Path(cases).expanduser())
@@ -61,21 +64,41 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
     if path.suffix not in (".jsonl", ".csv"):
         raise CaseError(f"cases file {str(path)!r} must end in .jsonl or .csv")
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is no part of a field
     except OSError as e:
         raise CaseError(f"cannot read cases file {str(path)!r}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise CaseError(f"cases file {str(path)!r} is not UTF-8 text") from None
     if path.suffix == ".csv":
-        return [dict(r) for r in csv.DictReader(raw.splitlines())]
+        return _read_csv(raw, path.name)
     rows = []
-    for n, line in enumerate(raw.splitlines(), 1):
+    for n, line in enumerate(raw.split("\n"), 1):  # JSON Lines end at \n: a string may hold U+2028
         if not line.strip():
             continue
         try:
             rows.append(json.loads(line))
         except ValueError as e:
             raise CaseError(f"{path.name} line {n} is not JSON: {e}") from None
+    return rows
+
+
+def _read_csv(raw: str, name: str) -> list[dict[str, Any]]:
+    """Return a CSV text's rows; raises :class:`CaseError` naming the first row whose values do not match
+    the header (a value too many or too few: a lost comma or quote, never a silent ``None``)."""
+    reader = csv.reader(io.StringIO(raw, newline=""))
+    rows: list[dict[str, Any]] = []
+    try:
+        header = next(reader, [])
+        for values in reader:
+            if not values:  # a blank line
+                continue
+            if len(values) != len(header):
+                raise CaseError(
+                    f"{name} line {reader.line_num} has {len(values)} values, its header names {len(header)} fields"
+                )
+            rows.append(dict(zip(header, values)))
+    except csv.Error as e:  # a value over the csv module's field limit (128 KiB), a NUL byte
+        raise CaseError(f"{name} line {reader.line_num} is not CSV: {e}") from None
     return rows
 
 

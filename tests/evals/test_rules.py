@@ -30,6 +30,7 @@ from durable_nb import evals
 from durable_nb.__main__ import main
 from durable_nb.durable import Agent
 from durable_nb.errors import DurableError
+from durable_nb.evals.cases import CaseError, read_cases
 from durable_nb.kinds.verdict import VerdictEntry
 from durable_nb.session import CustomEntry, MemoryStore
 
@@ -187,3 +188,50 @@ def test_a_changed_case_field_outside_the_template_is_a_changed_spec():
     same = [{"answer": "Paris", "country": "France"}]  # the same fields in another order: the same cases
     again = evals.run("Capital of {country}?", same, agent=agent, name="n", graders=[evals.equals("answer")])
     assert again.calls == 0 and again.passed
+
+
+# -- case files ------------------------------------------------------------------------------------------
+
+
+def test_case_files_are_read_as_their_formats_define(tmp_path):
+    bom = tmp_path / "excel.csv"
+    bom.write_bytes("\ufeffcountry,answer\r\nFrance,Paris\r\n".encode())
+    assert read_cases(bom) == [{"country": "France", "answer": "Paris"}]  # a spreadsheet's byte-order mark
+    multi = tmp_path / "multi.csv"
+    multi.write_text('q,a\n"two\nlines",x\n"p\u2028q",y\n', encoding="utf-8")
+    assert read_cases(multi) == [{"q": "two\nlines", "a": "x"}, {"q": "p\u2028q", "a": "y"}]
+    lines = tmp_path / "sep.jsonl"
+    lines.write_text(json.dumps({"q": "a\u2028b\x85c"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert read_cases(lines) == [{"q": "a\u2028b\x85c"}]  # JSON Lines end at \n only
+    ragged = tmp_path / "ragged.csv"
+    for body, line in (("a,b\n1,2\n3,4,5\n", 3), ("a,b\n1,2\n\n3\n", 4)):
+        ragged.write_text(body)
+        with pytest.raises(CaseError, match=rf"^ragged.csv line {line} has \d values, its header names 2 fields$"):
+            read_cases(ragged)
+    big = tmp_path / "big.csv"
+    big.write_text("a\n" + "x" * 200_000 + "\n")
+    with pytest.raises(CaseError, match=r"^big.csv line 2 is not CSV: field larger than field limit"):
+        read_cases(big)
+
+
+def test_a_bad_case_file_is_one_line_exit_2_and_the_stored_run_survives(tmp_path):
+    store = str(tmp_path / "store")
+    good = tmp_path / "cases.jsonl"
+    good.write_text('{"w": "a"}\n{"w": "b"}\n')
+    spec = tmp_path / "spec.py"
+    spec.write_text(f"from durable_nb import evals\nprompt = 'say {{w}}'\ncases = {str(good)!r}\n"
+                    "graders = [evals.contains('{w}')]\n")  # fmt: skip
+    assert _cli(str(spec), "--store", store, "--name", "r")[0] == 0
+    before = evals.load(store, "eval", "r")
+    for body in ('{"w": "a"}\n{"w": "b",}\n', '{"w": "a"}\n[1]\n', ""):
+        good.write_text(body)
+        code, out, err = _cli(str(spec), "--store", store, "--name", "r")
+        assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error: "), err
+    ragged = tmp_path / "cases.csv"
+    ragged.write_text("w\na\nb,c\n")
+    spec.write_text(spec.read_text().replace(str(good), str(ragged)))
+    code, out, err = _cli(str(spec), "--store", store, "--name", "r2")
+    assert (code, err) == (2, "error: cases.csv line 3 has 2 values, its header names 1 fields\n")
+    after = evals.load(store, "eval", "r")
+    assert [(r.entry_id, r.passed) for r in after.results] == [(r.entry_id, r.passed) for r in before.results]
+    assert [i.name for i in evals.runs(store, "eval")] == ["r"]
