@@ -20,6 +20,7 @@ import io
 import json
 import math
 import tempfile
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ from durable_nb.__main__ import main
 from durable_nb.durable import Agent
 from durable_nb.errors import DurableError
 from durable_nb.evals.cases import CaseError, read_cases
+from durable_nb.evals.report import junit
 from durable_nb.kinds.verdict import VerdictEntry
 from durable_nb.session import CustomEntry, MemoryStore
 
@@ -235,3 +237,21 @@ def test_a_bad_case_file_is_one_line_exit_2_and_the_stored_run_survives(tmp_path
     after = evals.load(store, "eval", "r")
     assert [(r.entry_id, r.passed) for r in after.results] == [(r.entry_id, r.passed) for r in before.results]
     assert [i.name for i in evals.runs(store, "eval")] == ["r"]
+
+
+# -- JUnit XML -------------------------------------------------------------------------------------------
+
+
+@QUICK
+@given(st.text(max_size=40), st.text(max_size=20))
+def test_junit_is_well_formed_xml_whatever_the_model_replied_or_raised(reply, error):
+    def model(messages):
+        if messages[-1].text() == "fail":
+            raise RuntimeError(error or "x")
+        return reply
+
+    run = evals.run("{w}", [{"w": "ok"}, {"w": "fail"}], graders=[lambda r, c: False],
+                    agent=Agent(model=model))  # fmt: skip
+    with tempfile.TemporaryDirectory() as d:
+        suite = ET.parse(junit(run, Path(d) / "j.xml")).getroot()
+    assert suite.get("tests") == "2" and suite.get("failures") == "1" and suite.get("errors") == "1"
