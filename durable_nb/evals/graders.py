@@ -60,7 +60,11 @@ class Grader:
 
 def as_verdict(value: object, name: str) -> Verdict:
     """Return a grader's return value as a :class:`Verdict` named ``name``: a bool passes or fails, a number
-    is a score (passes at :data:`PASS_SCORE`), a Verdict keeps its fields. Anything else is an error verdict."""
+    is a score (passes at :data:`PASS_SCORE`), a Verdict keeps its fields; numpy's scalars (``numpy.bool_``
+    from a comparison, ``numpy.int64``) count as the Python value they hold. Anything else (NaN too) is an
+    error verdict."""
+    if type(value).__module__ == "numpy" and getattr(value, "shape", None) == ():  # a scalar; numpy not imported
+        value = value.item()  # type: ignore[attr-defined]
     if isinstance(value, Verdict):
         return Verdict(**{**value.__dict__, "grader": name, "passed": bool(value.passed)})
     if isinstance(value, bool):

@@ -96,6 +96,15 @@ def test_grader_values_give_verdicts_and_pairs_pass_when_every_verdict_passes(ta
     assert run.passed == all(r.passed for r in run.results) and run.finished
 
 
+def test_numpy_scalars_count_as_the_bool_or_number_they_hold():
+    np = pytest.importorskip("numpy")
+    graders = [lambda r, c: np.bool_(True), lambda r, c: np.bool_(False), lambda r, c: np.int64(1)]
+    run = evals.run("hi", [{}], graders=graders, agent=Agent(model=echo))
+    assert [(v.passed, v.score, v.error) for v in run.results[0].verdicts] == [
+        (True, None, None), (False, None, None), (True, 1.0, None)
+    ]  # fmt: skip
+
+
 # -- against a baseline, and the command line's exit code ----------------------------------------------
 
 SPEC = """
