@@ -2,7 +2,8 @@
 
 SPEC.py defines ``prompt`` and ``cases`` at module level, and optionally
 ``variants``, ``graders``, ``name``, ``history``, ``session_id`` and
-``concurrency`` (see :func:`durable_nb.evals.run`). The run goes into
+``concurrency`` (see :func:`durable_nb.evals.run`); a near miss of one it
+lacks (``grader``, ``variant``) is a usage error. The run goes into
 session ``--session`` (default: the spec's ``session_id``, else ``eval``) of
 ``--store``; ``--tools reuse`` answers the model's tool calls from the
 session's stored results instead of running the spec's ``tools``. Prints
@@ -14,8 +15,10 @@ usage error (a bad spec, bad arguments).
 from __future__ import annotations
 
 import argparse
+import difflib
 import runpy
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from ..evals.report import comparison, grid, junit
 from ..session.locate import open_store
 
 USAGE = 2
+TESTED_NAMES = ("graders", "variants", "history", "tools")  # a typo of one would run another test, silently
 SPEC_NAMES = ("prompt", "cases", "variants", "graders", "name", "history", "session_id", "concurrency", "tools")
 
 
@@ -58,7 +62,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def read_spec(path: str) -> dict[str, Any]:
     """Return the spec's module-level names; raises :class:`DurableError` (one line) for a missing file,
-    a file that fails to run, or one without ``prompt`` or ``cases``."""
+    a file that fails to run, one without ``prompt`` or ``cases``, or one defining a near miss of a spec
+    name it does not define (``grader`` without ``graders``: else the run would pass ungraded)."""
     p = Path(path)
     if not p.is_file():
         raise DurableError(f"no spec file {path!r}")
@@ -69,7 +74,23 @@ def read_spec(path: str) -> dict[str, Any]:
     missing = [k for k in ("prompt", "cases") if k not in ns]
     if missing:
         raise DurableError(f"spec {p.name} defines no {' and no '.join(missing)} (it needs prompt and cases)")
+    for k, v in ns.items():
+        near = _near_miss(k, v, ns)
+        if near:
+            raise DurableError(f"spec {p.name} defines {k!r} but no {near!r}: rename it (or name a helper _{k})")
     return {k: ns[k] for k in SPEC_NAMES if k in ns}
+
+
+def _near_miss(name: str, value: object, ns: dict[str, Any]) -> str:
+    """Return the spec name that ``name`` (defined in the spec, not imported) is a typo of when the spec
+    lacks it (``grader`` -> ``graders``), among the names whose loss changes what is tested; else ``""``."""
+    imported = isinstance(value, types.ModuleType) or (
+        isinstance(value, (types.FunctionType, type)) and value.__module__ != ns.get("__name__")
+    )
+    if name.startswith("_") or name in SPEC_NAMES or imported:
+        return ""
+    near = difflib.get_close_matches(name.lower(), TESTED_NAMES, n=1, cutoff=0.85)
+    return near[0] if near and near[0] not in ns else ""
 
 
 def run(args: argparse.Namespace) -> int:

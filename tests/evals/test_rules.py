@@ -248,6 +248,18 @@ def test_a_bad_case_file_is_one_line_exit_2_and_the_stored_run_survives(tmp_path
     assert [i.name for i in evals.runs(store, "eval")] == ["r"]
 
 
+def test_a_typo_of_a_spec_name_is_a_usage_error_not_an_ungraded_pass(tmp_path):
+    spec = tmp_path / "spec.py"
+    base = "from durable_nb import evals\nfrom os.path import join as tool\nprompt = 'say {w}'\ncases = [{'w': 'a'}]\n"
+    for typo, meant in (("grader = [evals.contains('b')]", "graders"), ("Variants = ['offline']", "variants")):
+        spec.write_text(base + typo + "\n")
+        code, out, err = _cli(str(spec), "--store", str(tmp_path / "s"))
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert f"but no {meant!r}: rename it" in err
+    spec.write_text(base + "_grader = 1\nnames = ['a']\nsession = 'x'\n")  # helpers, and an imported 'tool'
+    assert _cli(str(spec), "--store", str(tmp_path / "s"))[0] == 0
+
+
 # -- JUnit XML -------------------------------------------------------------------------------------------
 
 
