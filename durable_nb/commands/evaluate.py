@@ -9,7 +9,8 @@ session ``--session`` (default: the spec's ``session_id``, else ``eval``) of
 session's stored results instead of running the spec's ``tools``. Prints
 the grid; exits 0 when every pair passed (with ``--baseline``: when no
 pair regressed against that run), 1 when some failed or regressed, 2 on a
-usage error (a bad spec, bad arguments).
+usage error (a bad spec, bad arguments), 130 when stopped with Ctrl-C (one
+line; what was stored is kept and the same command continues).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..evals.report import comparison, grid, junit
 from ..session.locate import open_store
 
 USAGE = 2
+STOPPED = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
 TESTED_NAMES = ("graders", "variants", "history", "tools")  # a typo of one would run another test, silently
 SPEC_NAMES = ("prompt", "cases", "variants", "graders", "name", "history", "session_id", "concurrency", "tools")
 
@@ -94,7 +96,8 @@ def _near_miss(name: str, value: object, ns: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the spec; print the grid (and the comparison); return 0, 1 or 2."""
+    """Run the spec; print the grid (and the comparison); return 0, 1 or 2 (130 with one line when
+    stopped with Ctrl-C: the replies stored so far are kept, and the same command continues)."""
     try:
         spec = read_spec(args.spec)
         if args.junit and not Path(args.junit).parent.is_dir():
@@ -114,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
     except DurableError as e:
         print(f"error: {e}", file=sys.stderr)
         return USAGE
+    except KeyboardInterrupt:  # Ctrl-C: every pair stopped, nothing written after it
+        print("stopped: the replies stored so far are kept; the same command continues the run", file=sys.stderr)
+        return STOPPED
     print(grid(result))
     if args.junit:
         try:

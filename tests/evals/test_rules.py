@@ -260,6 +260,28 @@ def test_a_typo_of_a_spec_name_is_a_usage_error_not_an_ungraded_pass(tmp_path):
     assert _cli(str(spec), "--store", str(tmp_path / "s"))[0] == 0
 
 
+def test_ctrl_c_is_one_line_and_the_same_command_continues(tmp_path):
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "import os, signal, time\nprompt = 'say {w}'\ncases = [{'w': str(i)} for i in range(4)]\nconcurrency = 1\n"
+        "def model(messages):\n"
+        "    if messages[-1].text() == os.environ.get('STOP_AT'):\n"
+        "        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C: the main thread gets KeyboardInterrupt\n"
+        "        time.sleep(0.5)\n"
+        "    return messages[-1].text()\n"
+        "variants = [model]\n"
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("STOP_AT", "say 2")
+        try:
+            code, out, err = _cli(str(spec), "--store", str(tmp_path / "s"), "--name", "r")
+        except KeyboardInterrupt:
+            pytest.fail("Ctrl-C escaped the command line (a traceback)")
+    assert (code, out) == (130, "") and err.startswith("stopped: ") and err.count("\n") == 1, err
+    assert 2 <= sum(1 for r in evals.load(str(tmp_path / "s"), "eval", "r").results if r.entry_id) < 4
+    assert _cli(str(spec), "--store", str(tmp_path / "s"), "--name", "r")[0] == 0
+
+
 # -- JUnit XML -------------------------------------------------------------------------------------------
 
 
