@@ -209,3 +209,12 @@ def test_session_and_ai_import_nothing_from_jupyter():
                 if target.split(".")[0] in JUPYTER:
                     bad.append(f"{top} reaches {name}, which imports {target} (line {line})")
     assert not bad, "durable_nb.session and durable_nb.ai import nothing from Jupyter:\n" + "\n".join(bad)
+
+
+def test_no_two_test_modules_share_a_file_name():
+    """pytest imports test modules by their file name (the test folders are not packages): two of one name
+    in different folders stop the whole run at collection ("import file mismatch")."""
+    seen: dict[str, list[str]] = {}
+    for f in sorted((ROOT / "tests").rglob("test_*.py")):
+        seen.setdefault(f.name, []).append(str(f.relative_to(ROOT)))
+    assert {k: v for k, v in seen.items() if len(v) > 1} == {}
