@@ -50,7 +50,7 @@ import msgspec
 from .. import ai
 from ..ai import EXTRA
 from ..errors import DurableError, EphemeralNotStored
-from .compact import collector_paused, untrack, untrack_all
+from .compact import collector_paused, untrack_all
 from .entry import CompactionEntry, CustomEntry, Entry, MessageEntry, custom_class
 from .extralines import extra_lines
 from .kindlines import typed_custom, typed_lines
@@ -565,11 +565,10 @@ def settle(entries: list[Entry], prev: str) -> str | None:
     is that id, a model or stop reason equal to the one before is that one (msgspec makes a string of
     each; the values do not change). Return the last entry's id (``prev`` when there are none), or
     ``None`` when an entry has an empty id. O(len(entries))."""
-    off_gc = untrack
     model: str | None = None
     stop: str | None = None
-    contents: list[list[ai.Block]] = []  # untracked in one pass at the end
-    keep = contents.append
+    containers: list[Any] = []  # untracked in one pass at the end
+    keep = containers.append
     for i, e in enumerate(entries):
         eid = e.id
         if not eid:
@@ -592,12 +591,12 @@ def settle(entries: list[Entry], prev: str) -> str | None:
                     stop = m.stop_reason
         elif t is CustomEntry:
             entries[i] = c = _registered(cast(CustomEntry, e))
-            if off_gc is not None and not c.__struct_config__.gc:
+            if not c.__struct_config__.gc:
                 for name in c.__struct_fields__:  # JSON values just decoded: no cycle to find in them
                     v = getattr(c, name)
                     if type(v) is list or type(v) is dict:
-                        off_gc(v)
-    untrack_all(contents)
+                        keep(v)
+    untrack_all(containers)
     return prev
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import gc
 import types
 import typing
-from collections import deque
 from collections.abc import Callable
 from itertools import repeat
 from operator import attrgetter
@@ -50,7 +49,7 @@ from typing import Any, Literal, Union, cast
 import msgspec
 
 from ..ai import EXTRA
-from .compact import untrack, untrack_all
+from .compact import consume, untrack, untrack_all
 from .entry import CompactionEntry, CustomEntry, MessageEntry, custom_class
 
 _KIND = b'"kind":'
@@ -60,7 +59,6 @@ _ERRORS = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
 
 
 _Decoders = tuple[type[CustomEntry], Callable[[Any], Any], Callable[[Any], list[Any]], Callable[[list[Any]], None]]
-_consume: Callable[[Any], None] = deque(maxlen=0).extend  # runs an iterator of side effects at C speed
 _probes: dict[tuple[str, type[CustomEntry]], _Decoders | None] = {}
 
 
@@ -187,7 +185,7 @@ def _finisher(cls: type[CustomEntry], probe: type, off_gc: tuple[str, ...]) -> C
 
     def finish(entries: list[Any]) -> None:
         probes = list(filter(is_probe, entries))
-        _consume(map(setattr, probes, repeat("__class__"), repeat(cls)))
+        consume(map(setattr, probes, repeat("__class__"), repeat(cls)))
         for field in fields:  # a tracked value of a JSON-typed field is a list or a dict
             untrack_all(filter(gc.is_tracked, map(field, probes)))
 
