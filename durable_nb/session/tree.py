@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .entry import Entry
@@ -82,26 +82,12 @@ def tree(entries: Iterable[Entry]) -> list[Node]:
         stack.extend(n.children)
     if len(reached) < len(order):
         pos = {id(n): i for i, n in enumerate(order)}
-        for n in order:
-            if id(n) in reached:
-                continue
-            # n is on a cycle or hangs below one (its parents are never missing): walk up to the cycle
-            walked: set[int] = set()
-            m = n
-            while id(m) not in walked:
-                walked.add(id(m))
-                m = parent_of[id(m)]
-            cycle = [m]
-            while (p := parent_of[id(cycle[-1])]) is not m:
-                cycle.append(p)
-            cut = min(cycle, key=lambda c: pos[id(c)])  # the cycle's first entry in log order
+        stuck = [i for i, n in enumerate(order) if id(n) not in reached]
+        up = {i: pos[id(parent_of[id(order[i])])] for i in stuck}  # an entry no root reaches has its parent
+        for i in cycle_cuts(up, stuck):
+            cut = order[i]
             parent_of.pop(id(cut)).children.remove(cut)
             roots.append(cut)
-            stack = [cut]
-            while stack:
-                m = stack.pop()
-                reached.add(id(m))
-                stack.extend(m.children)
         roots.sort(key=lambda n: pos[id(n)])
     for n in order:
         sort_siblings(n.children, _created)
@@ -110,3 +96,23 @@ def tree(entries: Iterable[Entry]) -> list[Node]:
 
 def _created(n: Node) -> str:
     return n.entry.created_at
+
+
+def cycle_cuts(pidx: Sequence[int] | Mapping[int, int], stuck: list[int]) -> list[int]:
+    """Return where to cut the parent cycles among log positions, ascending: each cycle's first entry in
+    log order (its lowest position), once. ``pidx[k]``: the parent's position of each position ``k`` of
+    ``stuck``, the entries that reach no root, each on a cycle or hanging below one; one hanging below
+    keeps its parent (the walk goes up from it to the cycle). :func:`tree` and the widget's layout cut
+    so. O(len(stuck)): each entry is walked up once."""
+    walk_of: dict[int, int] = {}  # entry -> the walk up that met it first
+    cuts: list[int] = []
+    for w, k in enumerate(stuck):
+        while k not in walk_of:
+            walk_of[k] = w
+            k = pidx[k]
+        if walk_of[k] == w:  # a cycle this walk found: k is on it
+            cut, m = k, pidx[k]
+            while m != k:
+                cut, m = min(cut, m), pidx[m]
+            cuts.append(cut)
+    return sorted(cuts)

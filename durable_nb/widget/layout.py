@@ -44,8 +44,9 @@ from collections.abc import Iterable, MutableSequence
 
 from ..session.compact import untrack_columns
 from ..session.rules import created_key, sort_siblings
+from ..session.tree import cycle_cuts
 from .links import children as _children
-from .links import cycle_cuts, drawn_parents
+from .links import drawn_parents
 
 Ints = MutableSequence[int]  # a list, or an array("q") for a chain laid out without its id index (untracked by GC)
 

@@ -48,23 +48,3 @@ def children(
             nk[p] += 1
     roots.reverse()
     return head_d, head_e, nxt, nk, ne, roots
-
-
-def cycle_cuts(pidx: list[int], stuck: list[int]) -> list[int]:
-    """Return where to cut the parent cycles of the drawn parents ``pidx``, in log order: each
-    cycle's first entry in log order (its lowest index), once. ``stuck``: the drawn entries that
-    reach no root, each on a cycle or hanging below one; one hanging below keeps its parent (the
-    walk goes up from it to the cycle), as :func:`~durable_nb.session.tree.tree` cuts. O(len(stuck)):
-    each entry is walked up once."""
-    walk_of: dict[int, int] = {}  # entry -> the walk up that met it first
-    cuts: list[int] = []
-    for w, k in enumerate(stuck):
-        while k not in walk_of:
-            walk_of[k] = w
-            k = pidx[k]
-        if walk_of[k] == w:  # a cycle this walk found: k is on it
-            cut, m = k, pidx[k]
-            while m != k:
-                cut, m = min(cut, m), pidx[m]
-            cuts.append(cut)
-    return sorted(cuts)
