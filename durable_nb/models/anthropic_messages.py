@@ -25,7 +25,16 @@ import anthropic
 from .. import ai
 from ..errors import ModelError
 from . import split_base_url
-from .blocks import b64, block_text, is_text_file, omitted, own_signature, split_settings, tool_schema
+from .blocks import (
+    b64,
+    block_text,
+    is_text_file,
+    omitted,
+    own_signature,
+    split_settings,
+    tool_schema,
+    unmatched_result,
+)
 from .failures import cut_short, provider_error, read_timeout, redact
 from .surrogates import SurrogateJoiner, repair_message
 
@@ -98,8 +107,7 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
 
 def _unmatched(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Return a ``tool_result`` block that answers no call in the request as text blocks."""
-    error = " (an error)" if result.get("is_error") else ""
-    head = {"type": "text", "text": f"Result of tool call {result['tool_use_id']}{error}:"}
+    head = {"type": "text", "text": unmatched_result(result["tool_use_id"], bool(result.get("is_error")))}
     return [head, *result.get("content", [])]
 
 

@@ -37,6 +37,12 @@ def reminder_text(text: str) -> str:
     return f"<system-reminder>\n{text}\n</system-reminder>"
 
 
+def unmatched_result(call_id: str, is_error: bool) -> str:
+    """Return the heading of a tool result sent as text because its call is not in the request (a
+    compaction elided it, or it is a second result for one call): the APIs refuse such a result."""
+    return f"Result of tool call {call_id}{' (an error)' if is_error else ''}:"
+
+
 def block_text(block: ai.Block) -> str | None:
     """Return the model-facing text of a text or reminder block; ``None`` for any other block."""
     if isinstance(block, ai.Text):

@@ -24,7 +24,17 @@ import openai
 from .. import ai
 from ..errors import ModelError
 from . import split_base_url
-from .blocks import block_text, data_url, file_text, flatten, is_text_file, omitted, split_settings, tool_schema
+from .blocks import (
+    block_text,
+    data_url,
+    file_text,
+    flatten,
+    is_text_file,
+    omitted,
+    split_settings,
+    tool_schema,
+    unmatched_result,
+)
 from .failures import cut_short, provider_error, read_timeout
 from .surrogates import SurrogateJoiner, repair_message
 
@@ -89,8 +99,7 @@ def to_openai(messages: Sequence[ai.Message], system: str | None = None) -> list
             if not owed:
                 settle()
         elif m.role == "tool_result":  # an answer to no call the API can see
-            error = " (an error)" if m.is_error else ""
-            head = ai.Text(f"Result of tool call {m.tool_call_id}{error}:\n\n")
+            head = ai.Text(unmatched_result(str(m.tool_call_id), m.is_error) + "\n\n")
             (held if owed else out).append({"role": "user", "content": _content([head, *m.content])})
         elif m.role == "assistant":
             owed = []  # a call still unanswered here (a view never leaves one) is refused by the API anyway
