@@ -10,9 +10,8 @@ the class's own fields with JSON types, ``data`` under a name no line reaching
 here spells, so a top-level ``"data"`` is refused with any other unknown
 field) and so has the class's layout. Once a run of lines is decoded, its
 probes become the class's instances in place (``__class__`` set, no copy;
-their lists and dicts leave the cyclic GC's walks), one C-speed pass over the
-run for each; a class with a ``__post_init__`` of its own has it run by the
-probe's as msgspec decodes each line instead, right after the same steps.
+their lists and dicts leave the cyclic GC's walks; then the class's own
+``__post_init__``, if any), one C-speed pass over the run for each.
 One object a line, as for a strict line. That gives exactly the
 general path's entry, so it is done only where it does:
 
@@ -49,7 +48,7 @@ from typing import Any, Literal, Union, cast
 import msgspec
 
 from ..ai import EXTRA
-from .compact import consume, untrack, untrack_all
+from .compact import consume, untrack_all
 from .entry import CompactionEntry, CustomEntry, MessageEntry, custom_class
 
 _KIND = b'"kind":'
@@ -153,13 +152,13 @@ def _make(kind: str, cls: type[CustomEntry]) -> _Decoders | None:
     ]
     spec += [(f.name, types_[f.name], _default(f)) for f in own if types_[f.name] != f.type]
     off_gc = () if config.gc else tuple(f.name for f in own if _may_hold_container(types_[f.name]))
-    per_line = getattr(cls, "__post_init__", None) is not None  # its own check runs as each line is decoded
+    check = getattr(cls, "__post_init__", None)  # run by finish, once the probe is cls's
     try:
         pt = msgspec.defstruct(
             f"_Probe_{cls.__name__}",
             spec,
             bases=(cls,),
-            namespace={"__post_init__": _maker(cls, off_gc)} if per_line else {},
+            namespace={"__post_init__": _not_yet} if check is not None else {},  # not on the probe as it decodes
             tag="custom",
             kw_only=True,
         )
@@ -168,19 +167,22 @@ def _make(kind: str, cls: type[CustomEntry]) -> _Decoders | None:
     if pt.__basicsize__ != cls.__basicsize__:  # msgspec added a slot: never expected
         return None
     dec = msgspec.json.Decoder(Union[MessageEntry, CompactionEntry, pt])
-    finish = _nothing if per_line else _finisher(cls, pt, off_gc)
+    finish = _finisher(cls, pt, off_gc, check)
     return cls, dec.decode, dec.decode_lines, finish  # through the union: the tag is required (alone it is not)
 
 
-def _nothing(entries: list[Any]) -> None:
-    """The finish of a probe whose ``__post_init__`` did it all as each line was decoded."""
+def _not_yet(self: Any) -> None:
+    """The probe's ``__post_init__`` as msgspec decodes a line: nothing (its class's check runs in finish)."""
 
 
-def _finisher(cls: type[CustomEntry], probe: type, off_gc: tuple[str, ...]) -> Callable[[list[Any]], None]:
+def _finisher(
+    cls: type[CustomEntry], probe: type, off_gc: tuple[str, ...], check: Callable[[Any], None] | None
+) -> Callable[[list[Any]], None]:
     """Return ``finish(entries)``: the ``probe`` instances among ``entries`` become ``cls``'s in place (the
-    probe has its layout: ``__class__`` set, no copy), and the lists and dicts their fields ``off_gc``
+    probe has its layout: ``__class__`` set, no copy), the lists and dicts their fields ``off_gc``
     hold leave the cyclic GC's walks (:data:`~.compact.untrack`; JSON values just decoded hold no
-    cycle), each step one pass at C speed (~0.1 µs a line less than a ``__post_init__`` doing them)."""
+    cycle), then ``cls``'s own ``check`` (its ``__post_init__``, if any) runs on each, in order; each
+    step one pass at C speed (~0.1 µs a line less than a ``__post_init__`` doing them)."""
     is_probe, fields = probe.__instancecheck__, [attrgetter(n) for n in off_gc]
 
     def finish(entries: list[Any]) -> None:
@@ -188,6 +190,8 @@ def _finisher(cls: type[CustomEntry], probe: type, off_gc: tuple[str, ...]) -> C
         consume(map(setattr, probes, repeat("__class__"), repeat(cls)))
         for field in fields:  # a tracked value of a JSON-typed field is a list or a dict
             untrack_all(filter(gc.is_tracked, map(field, probes)))
+        if check is not None:
+            consume(map(check, probes))
 
     return finish
 
@@ -197,24 +201,6 @@ def _default(f: Any) -> Any:
     if f.required:
         return msgspec.field()
     return msgspec.field(default_factory=f.default_factory) if f.default is msgspec.NODEFAULT else f.default
-
-
-def _maker(cls: type[CustomEntry], off_gc: tuple[str, ...]) -> Callable[[Any], None]:
-    """Return the ``__post_init__`` of the probe of a class with one of its own, compiled once as
-    ``dataclasses`` compiles an ``__init__``:
-    the instance becomes ``cls``'s in place (the probe has its layout: ``__class__`` set, no copy),
-    then ``cls``'s own ``__post_init__`` runs, if any. The fields ``off_gc`` names that hold a list
-    or a dict (JSON values just decoded, which hold no cycle) leave the cyclic GC's walks
-    (:data:`~.compact.untrack`), as the entry itself does (``gc=False``): ~0.05 µs a field."""
-    scope: dict[str, Any] = {"cls": cls, "untrack": untrack, "check": getattr(cls, "__post_init__", None)}
-    body = "    self.__class__ = cls\n"
-    if untrack is not None:
-        for n in off_gc:  # names are field identifiers
-            body += f"    v = self.{n}\n    if type(v) is list or type(v) is dict:\n        untrack(v)\n"
-    if scope["check"] is not None:
-        body += "    check(self)\n"
-    exec(f"def post(self):\n{body}", scope)  # noqa: S102 - names are field identifiers
-    return cast("Callable[[Any], None]", scope["post"])
 
 
 def _may_hold_container(t: Any) -> bool:
