@@ -6,7 +6,7 @@ of inspect_ai's ``EvalLog`` / ``EvalSample`` / ``ChatMessage*`` / ``Content*``
 msgspec into structs that declare only the fields the import reads: a
 sample's ``events`` (every model call's input: what a long sample's size
 grows with) and ``output`` are skipped unparsed, and so are ``attachments``
-unless a message names one: inspect_ai's writer moves every ``data:`` URL
+unless a message names one (read at its first reference): inspect_ai's writer moves every ``data:`` URL
 in the messages (an image, even a text that is one) into the sample's
 ``attachments`` and leaves ``attachment://<hash>`` in its place, which
 :func:`_resolve` swaps back as ``read_eval_log(resolve_attachments=True)``
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -198,38 +199,24 @@ def _can_read(z: zipfile.ZipFile) -> bool:
 def _sample(raw: bytes) -> _Sample:
     """Return one sample member's sample, its messages' attachment references resolved (see :func:`_resolve`)."""
     s = _usual(_SAMPLE.decode(raw))
-    if any(map(raw.__contains__, _MARKS)) and any(_refers(m) for m in s.messages):  # the bytes first: at C speed
-        _resolve(s.messages, _ATTACHMENTS.decode(raw).attachments)
+    if any(map(raw.__contains__, _MARKS)):  # the bytes first: at C speed
+        _resolve(s.messages, lambda: _ATTACHMENTS.decode(raw).attachments)
     return s
 
 
-def _refers(m: _Message) -> bool:
-    """Whether a message holds a string that starts as an attachment reference. O(its content)."""
-    parts = [m.content] if isinstance(m.content, str) else [_part(c) for c in m.content]
-    return any(p.startswith(_REFS) for p in parts) or any(_json_refers(c.arguments) for c in m.tool_calls or [])
-
-
-def _part(c: _Text | _Reasoning | _Image) -> str:
-    return c.text if isinstance(c, _Text) else c.reasoning if isinstance(c, _Reasoning) else c.image
-
-
-def _json_refers(v: Any) -> bool:
-    if isinstance(v, str):
-        return v.startswith(_REFS)
-    if isinstance(v, dict):
-        return any(_json_refers(x) for x in v.values())
-    return isinstance(v, list) and any(_json_refers(x) for x in v)
-
-
-def _resolve(messages: list[_Message], attachments: dict[str, str]) -> None:
+def _resolve(messages: list[_Message], attachments: Callable[[], dict[str, str]]) -> None:
     """Swap each ``attachment://<hash>`` (or ``tc://<hash>``) string in ``messages`` (their content, reasoning,
-    images, tool call arguments) for ``attachments[hash]``, in place; a hash not there stays as it is, as
-    inspect_ai leaves it. O(the messages' content)."""
+    images, tool call arguments) for its text in ``attachments()`` (read at the first reference only), in
+    place; a hash not there stays as it is, as inspect_ai leaves it. O(the messages' content)."""
+    found: dict[str, str] | None = None
 
     def swap(text: str) -> str:
+        nonlocal found
         for ref in _REFS:
             if text.startswith(ref):
-                return attachments.get(text[len(ref) :], text)
+                if found is None:
+                    found = attachments()
+                return found.get(text[len(ref) :], text)
         return text
 
     def walk(v: Any) -> Any:
