@@ -98,12 +98,9 @@ def _of_store(store: Store, sessions: str | Iterable[str] | None) -> list[Sessio
     ids = [r.id for r in store.list_sessions()]
     where = store.describe() if isinstance(store, Describable) else type(store).__name__
     wanted = _names(sessions)
-    if wanted is not None:
-        have, keep = set(ids), set(wanted)
-        missing = [s for s in wanted if s not in have]
-        if missing:
-            raise DurableError(f"no session {missing[0]!r} in {where}; it holds: {_listing(ids)}")
-        ids = [i for i in ids if i in keep]  # the store's order, each once (as _only keeps a folder's)
+    if wanted is not None:  # chosen before any is loaded
+        keep = _chosen(ids, wanted, lambda: where)
+        ids = [i for i in ids if i in keep]
     return [_of_entries(i, store.load_entries(i), "", where) for i in ids]
 
 
@@ -160,11 +157,18 @@ def _only(found: list[Session], sessions: str | Iterable[str] | None, where: Cal
     wanted = _names(sessions)
     if wanted is None:
         return found
-    have = {s.session_id for s in found}
+    keep = _chosen([s.session_id for s in found], wanted, where)
+    return [s for s in found if s.session_id in keep]
+
+
+def _chosen(ids: list[str], wanted: list[str], where: Callable[[], str]) -> set[str]:
+    """Return the ids ``wanted`` names, for keeping the source's ``ids`` in their order, each once; raises
+    :class:`DurableError` in one line for the first one ``ids`` lacks, listing what ``where()`` holds."""
+    have = set(ids)
     missing = [w for w in wanted if w not in have]
     if missing:
-        raise DurableError(f"no session {missing[0]!r} in {where()}; it holds: {_listing(s.session_id for s in found)}")
-    return [s for s in found if s.session_id in set(wanted)]
+        raise DurableError(f"no session {missing[0]!r} in {where()}; it holds: {_listing(ids)}")
+    return set(wanted)
 
 
 def _listing(ids: Iterable[str], most: int = 10) -> str:
