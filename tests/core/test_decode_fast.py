@@ -8,6 +8,7 @@ way; each must give exactly what ``decode`` gives for the line's dict.
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any, Literal
 
@@ -325,7 +326,9 @@ def test_a_log_whose_lines_carry_unknown_fields_takes_the_one_pass_probe():
         lines.append(_line(d) + b"\n")
     from durable_nb.session.extralines import extra_lines
 
-    assert extra_lines(b"".join(line for line in lines if b'"type":"message"' in line)) is not None
+    probed = extra_lines(b"".join(line for line in lines if b'"type":"message"' in line))
+    assert probed is not None and len(probed) == 2000
+    assert not any(gc.is_tracked(e.extra) for e in probed)  # a dict holding a dict: out of the GC's walks
     got = decode_lines(b"".join(lines))
     assert got == [decode(json.loads(line)) for line in lines]
     assert got[0].extra == {"x_tool": {"version": 3}} and got[0].message.extra == {"x_seen": True}
