@@ -9,8 +9,9 @@ session ``--session`` (default: the spec's ``session_id``, else ``eval``) of
 session's stored results instead of running the spec's ``tools``. Prints
 the grid; exits 0 when every pair passed (with ``--baseline``: when no
 pair regressed against that run), 1 when some failed or regressed, 2 on a
-usage error (a bad spec, bad arguments), 130 when stopped with Ctrl-C (one
-line; what was stored is kept and the same command continues).
+usage error (a bad spec, bad arguments, a baseline with no pair in common
+with the run: nothing compared), 130 when stopped with Ctrl-C (one line;
+what was stored is kept and the same command continues).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..errors import DurableError, SessionNotFound
 from ..evals import load
 from ..evals import run as run_eval
 from ..evals.report import comparison, grid, junit
+from ..evals.results import compared
 from ..session.locate import open_store
 
 USAGE = 2
@@ -128,7 +130,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: cannot write --junit {args.junit}: {e.strerror}", file=sys.stderr)
             return USAGE
     if base is not None:
-        c = result.compare(base)
+        try:
+            c = compared(result, base)
+        except DurableError as e:  # no pair in common: a gate on nothing must not pass
+            print(f"error: {e}", file=sys.stderr)
+            return USAGE
         print(comparison(c))
         return 1 if c.regressed else 0
     return 0 if result.passed else 1

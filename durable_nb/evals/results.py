@@ -46,7 +46,8 @@ class EvalResult:
 @dataclass
 class Comparison:
     """A run against a baseline, pairs by ``(case_index, variant)``: ``regressed`` (passed there, not here),
-    ``improved`` (the other way), ``changed`` (another reply text), ``missing`` (in the baseline only)."""
+    ``improved`` (the other way), ``changed`` (another reply text), ``missing`` (in the baseline only),
+    ``matched`` (how many pairs are in both: 0 means nothing was compared)."""
 
     run: str
     baseline: str
@@ -54,8 +55,11 @@ class Comparison:
     improved: list[EvalResult] = field(default_factory=list)
     changed: list[EvalResult] = field(default_factory=list)
     missing: list[tuple[int, str]] = field(default_factory=list)
+    matched: int = 0
 
     def __str__(self) -> str:
+        if not self.matched:
+            return f"{self.run} against {self.baseline}: no pair in common, nothing compared"
         return (
             f"{self.run} against {self.baseline}: {len(self.regressed)} regressed, {len(self.improved)} improved, "
             f"{len(self.changed)} changed reply"
@@ -123,6 +127,7 @@ class EvalRun:
             b = theirs.pop((r.case_index, rename.get(r.variant, r.variant)), None)
             if b is None:
                 continue
+            out.matched += 1
             if b.passed and not r.passed:
                 out.regressed.append(r)
             elif r.passed and not b.passed:
@@ -141,6 +146,24 @@ class EvalRun:
     def __repr__(self) -> str:
         state = "finished" if self.finished else "unfinished"
         return f"<EvalRun {self.name!r}: {sum(r.passed for r in self.results)}/{len(self.results)} passed, {state}>"
+
+
+def compared(run: EvalRun, baseline: EvalRun) -> Comparison:
+    """Return ``run.compare(baseline)`` where a comparison gates or marks something (the CLI's
+    ``--baseline``, the magics). Raises :class:`DurableError` (one line, both runs' cases and variants)
+    when no pair of ``run`` is in ``baseline``: nothing would be compared, and a gate would pass on nothing."""
+    c = run.compare(baseline)
+    if not c.matched:
+        raise DurableError(
+            f"run {run.name!r} has no pair in common with baseline {baseline.name!r} ({_shape(run)}; baseline: "
+            f"{_shape(baseline)}): nothing to compare; give a baseline run of the same cases and variants"
+        )
+    return c
+
+
+def _shape(run: EvalRun) -> str:
+    n = len({r.case_index for r in run.results})
+    return f"{n} case{'' if n == 1 else 's'} × variants {', '.join(run.variants) or 'none'}"
 
 
 def results_of(

@@ -7,6 +7,8 @@ import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from durable_nb import evals
 
 CHILD = textwrap.dedent(
@@ -104,3 +106,38 @@ def test_cli_usage_errors_exit_2_with_one_line(tmp_path):
     assert p.returncode == 2 and "give this one a new name, e.g. name='x-2'" in p.stderr
     p = cli(str(spec), "--store", store, "--baseline", "nope")
     assert p.returncode == 2 and "no evaluation run 'nope'" in p.stderr
+
+
+TWO_VARIANTS = 'variants = [{"model": model, "label": "a"}, {"model": model, "label": "b"}]\n'
+
+
+def test_a_baseline_with_no_pair_in_common_is_a_usage_error_not_a_pass(tmp_path):
+    store = str(tmp_path / "runs")
+    base, new = tmp_path / "base.py", tmp_path / "new.py"
+    base.write_text(SPEC % "Madrid" + TWO_VARIANTS)  # variants a and b
+    new.write_text(SPEC % "Lyon")  # variant m, and a failing pair: not one pair of it is in the baseline
+    assert cli(str(base), "--store", store, "--name", "base").returncode == 0
+    p = cli(str(new), "--store", store, "--name", "new", "--baseline", "base")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    assert "run 'new' has no pair in common with baseline 'base'" in p.stderr
+    assert "new: 1/2 passed" in p.stdout  # the run itself is stored and shown; the same command continues it
+    c = evals.load(store, "eval", "new").compare(evals.load(store, "eval", "base"))
+    assert c.matched == 0 and "no pair in common" in str(c)
+    assert evals.load(store, "eval", "new").compare(evals.load(store, "eval", "new")).matched == 2
+
+
+def test_the_magics_refuse_a_baseline_with_no_pair_in_common_in_one_line(shell, tmp_path):
+    from IPython.core.error import UsageError
+
+    shell.run_line_magic("config", f"DurableMagics.store = {str(tmp_path / '.durable')!r}")
+    shell.run_line_magic("config", "DurableMagics.session = 'baselines'")
+    shell.user_ns.update(cases=[{"word": "hi"}], g=evals.contains("{word}"))
+    shell.run_cell("def a(messages): return 'hi'\ndef b(messages): return 'hi'\ndef c(messages): return 'hi'")
+    shell.run_cell_magic("durable", "--cases cases --models a,b --grade g --eval two", "Say {word}")
+    shell.run_cell_magic("durable", "--cases cases --models c --grade g --eval one", "Say {word}")
+    for line in ("eval compare one two", "evals one --baseline two"):
+        with pytest.raises(UsageError) as info:
+            shell.run_line_magic("durable", line)
+        assert str(info.value).startswith("run 'one' has no pair in common with baseline 'two'"), line
+        assert "\n" not in str(info.value)

@@ -11,6 +11,7 @@ from typing import Any
 from ... import evals
 from ...errors import DurableError, suggest
 from ...evals.report import comparison, grid
+from ...evals.results import compared
 from ..context import Context
 from ..options import Call, Option
 from ..render import plural
@@ -49,12 +50,13 @@ def compare(ctx: Context, call: Call) -> None:
         raise DurableError(f"usage: %durable eval compare RUN BASELINE, not {action!r}{suggest(action, ['compare'])}")
     a = ctx.state.agent
     run, baseline = evals.load(a.store, a.session_id, name), evals.load(a.store, a.session_id, base)
-    print(comparison(run.compare(baseline)))
+    print(comparison(compared(run, baseline)))
 
 
 def grid_widget(ctx: Context, name: str, baseline: str | None) -> Any:
     """Return the session widget on the grid of run ``name`` (against run ``baseline``); a run that is not
-    there is one line naming the runs the session has. Its static fallback is the grid."""
+    there is one line naming the runs the session has, so is a baseline with no pair in common with the
+    run. Its static fallback is the grid."""
     from ...evals import grid
     from ...widget import SessionWidget
 
@@ -63,6 +65,8 @@ def grid_widget(ctx: Context, name: str, baseline: str | None) -> Any:
         a.refresh()
     run = evals.load(a.store, a.session_id, name)
     base = evals.load(a.store, a.session_id, baseline) if baseline is not None else None
+    if base is not None:
+        compared(run, base)  # no pair in common: one line, not a grid marking nothing
     return SessionWidget(a, view="grid", evaluation=grid.state(run, base))
 
 
