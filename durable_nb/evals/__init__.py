@@ -26,8 +26,10 @@ history; each pair is a sibling branch under it (a pair record, the input,
 the reply); each verdict is a custom entry of kind ``verdict`` hanging off
 the reply it grades (stored, never sent). A run is named (default: from
 its spec) and resumable: a pair whose reply is stored is never sent again,
-a grader added later grades stored replies without model calls; a changed
-spec under a used name is refused. Pure: imports nothing from Jupyter.
+a grader added later grades stored replies without model calls, and every
+verdict stored on the run counts (one a later run leaves out too: what
+:func:`run` returns is what :func:`load` reads); a changed spec under a
+used name is refused. Pure: imports nothing from Jupyter.
 """
 
 from __future__ import annotations

@@ -166,16 +166,15 @@ def _shape(run: EvalRun) -> str:
     return f"{n} case{'' if n == 1 else 's'} × variants {', '.join(run.variants) or 'none'}"
 
 
-def results_of(
-    run: StoredRun, graders: list[str] | None = None, errors: dict[tuple[int, int], str] | None = None
-) -> EvalRun:
-    """Return the :class:`EvalRun` of a stored run; ``graders`` (names) are the ones that count (default:
-    every grader that left a verdict), ``errors`` this process's error lines by ``(case, variant)``."""
+def results_of(run: StoredRun, errors: dict[tuple[int, int], str] | None = None) -> EvalRun:
+    """Return the :class:`EvalRun` of a stored run, ``errors`` this process's error lines by ``(case,
+    variant)``. The graders that count are every grader that left a verdict on the run, in the order they
+    first did: a run is what it stored, so the run that just ran and :func:`durable_nb.evals.load` give the
+    same figures, and a later run of the name that leaves a grader out still counts its verdicts."""
     spec = run.spec
     cases: list[dict[str, Any]] = list(spec.get("case_rows") or [])
     variants: list[str] = list(spec.get("variant_names") or [])
-    if graders is None:
-        graders = list(dict.fromkeys(g for p in run.pairs.values() for g in p.verdicts))
+    graders = list(dict.fromkeys(g for p in run.pairs.values() for g in p.verdicts))
     errors = errors or {}
     out = []
     for ci, case in enumerate(cases):

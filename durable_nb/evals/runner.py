@@ -80,7 +80,9 @@ def run(
     the graders, the variants' models and settings, ``concurrency``. A run of
     that name already in the session continues when its spec (template,
     cases, variants, history) is the same, else is refused with one line
-    suggesting a new name. Replies stored are never sent again. One failing
+    suggesting a new name. Replies stored are never sent again; every verdict
+    stored on the run counts, ``graders`` left out of this call too (the run
+    returned reads as :func:`~durable_nb.evals.load` does). One failing
     pair is an error row; a ``KeyboardInterrupt`` stops every pair (nothing
     more is stored) and propagates. Cost: one model call per pair without a
     stored reply, plus one per judge verdict missing. ``tools`` are the
@@ -123,7 +125,7 @@ def run(
                           data={"run": name, "role": "end"})  # fmt: skip
         agent._log.commit([end], move=False)
         done.end = end
-    out = results_of(done, names, lanes.errors)
+    out = results_of(done, lanes.errors)  # every verdict stored counts, as evals.load reads it
     out.session_id, out.calls = agent.session_id, lanes.calls
     return out
 

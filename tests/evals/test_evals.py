@@ -109,6 +109,27 @@ def test_a_grader_added_later_grades_stored_replies_without_model_calls():
     assert [v.grader for v in r.results[0].verdicts] == ["contains('{answer}')"]
 
 
+def test_a_rerun_counts_every_verdict_stored_as_load_does_a_grader_left_out_too():
+    store, m = MemoryStore(), Counting(wrong="Spain")
+    strict, capital, word = evals.equals("answer"), evals.regex(r"^[A-Z]"), evals.regex("[a-z]")
+
+    def rerun(graders):
+        return evals.run("Capital of {country}?", CASES, graders=graders,
+                         agent=Agent(model=m, store=store, session_id="s"), name="n")  # fmt: skip
+
+    first = rerun([strict, capital])
+    again = rerun([word, capital])  # the failing grader left out, one added: a run is what it stored
+    loaded = evals.load(store, "s", "n")
+    assert m.calls == 2 and again.calls == 0
+    for r in (again, loaded):
+        assert [x.passed for x in r.results] == [True, False] and r.pass_rate == first.pass_rate == 0.5
+        assert r.graders == ["equals(answer)", "regex('^[A-Z]')", "regex('[a-z]')"], r.graders
+    assert repr(again) == repr(loaded) == "<EvalRun 'n': 1/2 passed, finished>"
+    assert [[(v.grader, v.passed) for v in x.verdicts] for x in again.results] == [
+        [(v.grader, v.passed) for v in x.verdicts] for x in loaded.results
+    ]
+
+
 def test_a_changed_spec_under_a_finished_name_is_refused_with_a_new_name_suggested():
     agent = Agent(model=Counting(), session_id="s")
     evals.run("Capital of {country}?", CASES, agent=agent, name="n")

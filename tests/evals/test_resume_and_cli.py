@@ -108,6 +108,15 @@ def test_cli_usage_errors_exit_2_with_one_line(tmp_path):
     assert p.returncode == 2 and "no evaluation run 'nope'" in p.stderr
 
 
+def test_a_rerun_without_its_failing_grader_still_fails(tmp_path):
+    spec, store = tmp_path / "s.py", str(tmp_path / "runs")
+    spec.write_text(SPEC % "Lyon")
+    assert cli(str(spec), "--store", store, "--name", "v").returncode == 1
+    spec.write_text((SPEC % "Lyon").replace('graders = [evals.equals("answer")]', "graders = []"))
+    p = cli(str(spec), "--store", store, "--name", "v")  # the same run: its verdicts stored count
+    assert p.returncode == 1 and "v: 1/2 passed" in p.stdout and "FAIL equals(answer)" in p.stdout, p.stdout
+
+
 TWO_VARIANTS = 'variants = [{"model": model, "label": "a"}, {"model": model, "label": "b"}]\n'
 
 
