@@ -18,8 +18,8 @@ from typing import Any
 
 from inspect_ai.event import Event, ModelEvent, ToolEvent
 from inspect_ai.log import EventsData
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage
-from inspect_ai.tool import ToolCallError
+from inspect_ai.model import ChatMessage, ContentText, GenerateConfig, ModelOutput, ModelUsage
+from inspect_ai.tool import ToolCallError, ToolResult
 from pydantic import ValidationError
 
 from .. import ai, cost
@@ -40,12 +40,27 @@ def events(viewed: list[Viewed]) -> tuple[list[Event], EventsData]:
             calls.update((c.id, c) for c in m.tool_calls())
         elif m.role == "tool_result":
             call = calls.get(m.tool_call_id or "")
-            error = ToolCallError("unknown", m.text()) if m.is_error else None
             out.append(ToolEvent(id=m.tool_call_id or "", function=m.tool_name or (call.name if call else ""),
-                                 arguments=call.arguments if call else {}, result=m.text(), error=error,
+                                 arguments=call.arguments if call else {}, result=_result(m), error=tool_error(m),
                                  working_time=_seconds(m.timing, "duration_ms"), **when))  # fmt: skip
         pool.append(chat)
     return out, {"messages": pool, "calls": []}
+
+
+def _result(m: ai.Message) -> ToolResult:
+    """What the tool returned: its text blocks (a reminder rode along for the model; the tool did not say
+    it), one a plain string, more a part each, never glued."""
+    texts = [b.text for b in m.content if isinstance(b, ai.Text)]
+    if len(texts) < 2:
+        return texts[0] if texts else ""
+    return [ContentText(text=t) for t in texts]
+
+
+def tool_error(m: ai.Message) -> ToolCallError | None:
+    """A failed tool result's error: its text blocks, one to a line (Inspect's own joining of text parts)."""
+    if not m.is_error:
+        return None
+    return ToolCallError("unknown", "\n".join(b.text for b in m.content if isinstance(b, ai.Text)))
 
 
 def _model_event(m: ai.Message, chat: Any, before: int, when: dict[str, Any]) -> ModelEvent:

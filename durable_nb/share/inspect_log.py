@@ -12,8 +12,11 @@
   ``scores`` are the verdicts, one scorer per grader with its pass rate as
   ``accuracy``: ``inspect view`` shows it in its scoring tab.
 
-Each message's ``metadata`` names its entry (``entry_id``) and, for injected
-input, ``injected`` and ``origin``. ``docs/exports.md`` has the table and what
+A message's blocks are its ``content``, a part each in order (one text: a
+plain string); a reply's tool calls are its ``tool_calls``, in order, but
+Inspect keeps them apart from the content, so where a call stood among the
+text is lost. Each message's ``metadata`` names its entry (``entry_id``) and,
+for injected input, ``injected`` and ``origin``. ``docs/exports.md`` has the table and what
 is lost. Needs the ``inspect`` extra (``inspect_ai`` is imported here only).
 """
 
@@ -51,7 +54,7 @@ from inspect_ai.model import (
     ModelUsage,
 )
 from inspect_ai.scorer import Score
-from inspect_ai.tool import ToolCall, ToolCallError
+from inspect_ai.tool import ToolCall
 
 from .. import __version__, ai, cost
 from ..errors import DurableError
@@ -62,7 +65,7 @@ from ..session.tree import index, path
 from .branches import branches
 from .export import session_record
 from .formats import Job
-from .inspect_events import Viewed, events
+from .inspect_events import Viewed, events, tool_error
 
 NO_MODEL = "none/none"  # Inspect names a model provider/name; a session without replies has neither
 
@@ -246,25 +249,27 @@ def viewed(entries: list[Entry]) -> list[Viewed]:
 def chat_message(m: ai.Message, meta: dict[str, Any]) -> ChatMessage:
     """Return one message as Inspect's: system, user, assistant (reasoning, tool calls) or tool."""
     if m.role == "system":
-        return ChatMessageSystem(content=m.text(), metadata=meta or None)
+        return ChatMessageSystem(content=_content(m.content), metadata=meta or None)
     if m.role == "user":
         return ChatMessageUser(content=_content(m.content), metadata=meta or None)
     if m.role == "assistant":
         return _assistant(m, meta)
-    error = ToolCallError("unknown", m.text()) if m.is_error else None
     return ChatMessageTool(content=_content(m.content), tool_call_id=m.tool_call_id, function=m.tool_name,
-                           error=error, metadata=meta or None)  # fmt: skip
+                           error=tool_error(m), metadata=meta or None)  # fmt: skip
 
 
 def _assistant(m: ai.Message, meta: dict[str, Any]) -> ChatMessageAssistant:
+    """The reply: its blocks but the tool calls as ``content``, the calls in order as ``tool_calls``
+    (Inspect's own field, so where a call stood among the text is not kept)."""
     calls = [ToolCall(id=c.id, function=c.name, arguments=c.arguments) for c in m.tool_calls()]
     return ChatMessageAssistant(content=_content(m.content), tool_calls=calls or None, model=m.model,
                                 metadata=meta or None)  # fmt: skip
 
 
 def _content(blocks: list[ai.Block]) -> str | list[Content]:
-    """Return Inspect content for ours: text, reasoning (a redacted one kept redacted), images as
-    ``data:`` URLs; a reminder is text, a file a line naming it. Plain text stays a string."""
+    """Return Inspect content for ours, a part per block in order: text, reasoning (a redacted one kept
+    redacted), images as ``data:`` URLs; a reminder is text, a file a line naming it; tool calls are left
+    to ``tool_calls``. A single text (or none) is a plain string; two texts stay two parts, never glued."""
     parts: list[Content] = []
     for b in blocks:
         if isinstance(b, (ai.Text, ai.Reminder)):
@@ -278,6 +283,8 @@ def _content(blocks: list[ai.Block]) -> str | list[Content]:
             parts.append(ContentImage(image=f"data:{b.mime_type};base64,{base64.b64encode(b.data).decode('ascii')}"))
         elif isinstance(b, ai.File):
             parts.append(ContentText(text=f"[file {b.name or b.url or b.file_id} ({b.mime_type})]"))
-    if all(isinstance(p, ContentText) for p in parts):
-        return "".join(p.text for p in parts if isinstance(p, ContentText))
+    if not parts:
+        return ""
+    if len(parts) == 1 and isinstance(parts[0], ContentText):
+        return parts[0].text
     return parts

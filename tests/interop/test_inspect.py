@@ -15,7 +15,7 @@ import pytest
 from interop_sessions import eval_agent, every_kind_agent
 from widget_sessions import EVIL, hostile_agent
 
-from durable_nb import durable, evals
+from durable_nb import ai, durable, evals
 from durable_nb.errors import DurableError
 from durable_nb.importers import open_session
 from durable_nb.kinds.verdict import VerdictEntry
@@ -301,3 +301,39 @@ def test_opening_a_finished_eval_never_imports_inspect_ai(tmp_path):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_text_parts_stay_parts_and_the_calls_keep_their_order(tmp_path):
+    """Two text blocks are two ``ContentText`` parts (never glued into one string), in their order among the
+    reasoning; the tool calls keep their order in ``tool_calls`` (Inspect's own field: where they stood among
+    the text is not kept); a message of one text stays a plain string. As inspect_ai reads it, and back."""
+    from inspect_ai.model import ContentText
+
+    a = durable.Agent(store=MemoryStore(), session_id="parts")
+    said = ai.Message("assistant", [ai.Thinking("hm", "sig"), ai.Text("First"), ai.ToolCall("c1", "look", {"q": 1}),
+                                    ai.Text("then"), ai.ToolCall("c2", "look", {"q": 2})], model="m1")  # fmt: skip
+    failed = ai.Message("tool_result", [ai.Text("x"), ai.Text("y")], tool_call_id="c1", tool_name="look", is_error=True)
+    ok = ai.Message("tool_result", [ai.Text("z"), ai.Reminder("note")], tool_call_id="c2", tool_name="look")
+    asked = ai.Message("user", [ai.Text("a"), ai.Text("b")])
+    done = ai.assistant_message("Done.", model="m1")
+    a.append(*(MessageEntry(message=m) for m in (asked, said, failed, ok, done)))
+    for name, fmt in (("p.eval", None), ("p.json", "inspect")):
+        out = export(a, tmp_path / name, format=fmt)
+        (s,) = log_api.read_eval_log(str(out)).samples
+        user, calls, x, z, done = s.messages
+        assert user.content == [ContentText(text="a"), ContentText(text="b")] and user.text == "a\nb"
+        assert s.input == "a\nb"  # Inspect's own joining of the parts
+        assert [(c.type, c.text if c.type == "text" else c.reasoning) for c in calls.content] == [
+            ("reasoning", "hm"), ("text", "First"), ("text", "then")]  # fmt: skip
+        assert [(c.id, c.arguments) for c in calls.tool_calls] == [("c1", {"q": 1}), ("c2", {"q": 2})]
+        assert x.content == [ContentText(text="x"), ContentText(text="y")] and x.error.message == "x\ny"
+        assert z.content == [ContentText(text="z"), ContentText(text="note")]  # the reminder: text the model read
+        assert done.content == "Done." and user.metadata["entry_id"]
+        tools = [e for e in s.events if e.event == "tool"]
+        assert [(e.id, e.result) for e in tools] == [("c1", [ContentText(text="x"), ContentText(text="y")]),
+                                                     ("c2", "z")]  # fmt: skip
+        assert tools[0].error.message == "x\ny"
+        back = [e.message for e in open_session(out).agent.entries() if isinstance(e, MessageEntry)]
+        assert back[0].content == [ai.Text("a"), ai.Text("b")] and back[2].content == [ai.Text("x"), ai.Text("y")]
+        assert [b.text for b in back[1].content if isinstance(b, ai.Text)] == ["First", "then"]
+        assert [c.id for c in back[1].tool_calls()] == ["c1", "c2"]

@@ -38,7 +38,8 @@ def test_pi_export_reopens_entry_for_entry(tmp_path_factory, ops):
 
 def _inspect_expected(m):
     """A model-view message as the Inspect log keeps it (docs/exports.md): a reminder is text, a file a line
-    naming it, text parts run together, the tool calls after the content (Inspect's own field)."""
+    naming it, each text a part of its own (never run together), the tool calls after the content (Inspect's
+    own field)."""
     blocks = []
     for b in m.content:
         if isinstance(b, ai.ToolCall):
@@ -49,12 +50,7 @@ def _inspect_expected(m):
             b = ai.Text(f"[file {b.name or b.url or b.file_id} ({b.mime_type})]")
         elif isinstance(b, ai.Image):
             b = ai.Image(b.data, b.mime_type)
-        if m.role == "system" and not isinstance(b, ai.Text):
-            continue
-        if blocks and isinstance(b, ai.Text) and isinstance(blocks[-1], ai.Text):
-            blocks[-1] = ai.Text(blocks[-1].text + b.text)
-        else:
-            blocks.append(b)
+        blocks.append(b)
     blocks = [b for b in blocks if not (isinstance(b, ai.Text) and b.text == "")]
     calls = [(c.id, c.name, c.arguments) for c in m.tool_calls()]
     keeps_origin = m.role != "tool_result"
@@ -64,14 +60,8 @@ def _inspect_expected(m):
 
 def _inspect_back(m):
     blocks = [b for b in m.content if not isinstance(b, ai.ToolCall) and not (isinstance(b, ai.Text) and b.text == "")]
-    merged = []
-    for b in blocks:
-        if merged and isinstance(b, ai.Text) and isinstance(merged[-1], ai.Text):
-            merged[-1] = ai.Text(merged[-1].text + b.text)
-        else:
-            merged.append(b)
     calls = [(c.id, c.name, c.arguments) for c in m.tool_calls()]
-    return (m.role, str(m.injected) if m.injected else None, m.origin, merged, calls, m.tool_call_id, m.tool_name,
+    return (m.role, str(m.injected) if m.injected else None, m.origin, blocks, calls, m.tool_call_id, m.tool_name,
             m.is_error, m.model if m.role == "assistant" else None)  # fmt: skip
 
 
@@ -96,7 +86,8 @@ def _transcript_is_the_view(sample):
         if e.event == "model":
             got.append(("model", [_said(x) for x in e.input], _said(e.output.message)))
         else:
-            got.append(("tool", e.id, e.function, e.arguments, e.result))
+            said = "\n".join(p.text for p in e.result) if isinstance(e.result, list) else e.result  # parts: as .text
+            got.append(("tool", e.id, e.function, e.arguments, said))
     assert got == want
 
 
