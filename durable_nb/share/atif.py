@@ -11,7 +11,11 @@ Steps, in path order (``docs/exports.md`` has the table and what is lost):
   carried, not something a person said: not training data);
 - an assistant message → an ``agent`` step (text, thinking as
   ``reasoning_content``, tool calls, model, token counts and cost as
-  ``metrics``) whose ``observation`` holds the tool results answering its calls;
+  ``metrics``) whose ``observation`` holds the tool results answering its calls
+  that follow it before any other step;
+- a tool result that comes later (after a user message, say: rule R6 allows
+  it) or whose call is not on the branch → a ``system`` step where it arrived,
+  its call named in ``extra`` (``tool_call_id``, ``call_step_id``);
 - a compaction → a ``system`` step with its summary.
 
 Each step's ``extra.entry_ids`` names the entries it came from. Plain data:
@@ -93,13 +97,17 @@ def _message(steps: list[dict[str, Any]], calls: dict[str, dict[str, Any]], mode
         if m.is_error:
             result["extra"] = {"is_error": True}
         step = calls.get(m.tool_call_id or "")
-        if step is not None:
+        if step is not None and step is steps[-1]:  # no step since its call's: that step's observation
             step.setdefault("observation", {"results": []})["results"].append(result)
             step["extra"]["entry_ids"].append(e.id)
-        else:  # a result whose call is not on the path: a system event
-            result.pop("source_call_id")
-            steps.append(_step(steps, e, "system", "", observation={"results": [result]},
-                               extra={"tool_call_id": m.tool_call_id, "tool_name": m.tool_name}))  # fmt: skip
+            return
+        # late (after a later step: rule R6 allows it) or its call not on the path: a system step where it
+        # arrived, so the steps keep the path's order; source_call_id names a call of its own step only
+        result.pop("source_call_id")
+        named = {"tool_call_id": m.tool_call_id, "tool_name": m.tool_name}
+        if step is not None:
+            named["call_step_id"] = step["step_id"]
+        steps.append(_step(steps, e, "system", "", observation={"results": [result]}, extra=named))
         return
     extra: dict[str, Any] = {}
     if m.injected is not None:

@@ -11,9 +11,9 @@ import pytest
 from interop_sessions import every_kind_agent
 from widget_sessions import EVIL, hostile_agent
 
-from durable_nb import durable
+from durable_nb import ai, durable
 from durable_nb.errors import DurableError
-from durable_nb.session import MemoryStore
+from durable_nb.session import MemoryStore, MessageEntry
 from durable_nb.share import export
 from durable_nb.share.branches import leaves
 
@@ -88,3 +88,42 @@ def test_a_session_with_no_entries_is_one_line(tmp_path):
     with pytest.raises(DurableError, match="has no entries, so no trajectory"):
         export(a, tmp_path / "e.atif.json")
     assert list(tmp_path.iterdir()) == []
+
+
+def late_result_agent() -> durable.Agent:
+    """A reply calls two tools; one answers at once, the other only after the user's next message (a late
+    result, which rule R6 allows); then the last reply. Attribute ``ids``: every entry, in path order."""
+    a = durable.Agent(store=MemoryStore(), session_id="late")
+    calls = ai.Message("assistant", [ai.Text("Both."), ai.ToolCall("c1", "look", {"q": 1}),
+                                     ai.ToolCall("c2", "look", {"q": 2})], model="m1")  # fmt: skip
+    done = ai.Message("tool_result", [ai.Text("one")], tool_call_id="c1", tool_name="look")
+    late = ai.Message("tool_result", [ai.Text("two")], tool_call_id="c2", tool_name="look", is_error=True)
+    entries = a.append(
+        MessageEntry(message=ai.Message("user", [ai.Text("Look both up.")])),
+        MessageEntry(message=calls),
+        MessageEntry(message=done),
+        MessageEntry(message=ai.Message("user", [ai.Text("Still there?")])),
+        MessageEntry(message=late),
+        MessageEntry(message=ai.assistant_message("Done.", model="m1")),
+    )
+    a.ids = [e.id for e in entries]
+    return a
+
+
+def test_a_late_tool_result_is_a_step_where_it_arrived(tmp_path):
+    """A result that comes after later messages is not filed under its call's step (which would move it back
+    in time): it is a system step of its own at its place in the path, naming its call in ``extra``."""
+    a = late_result_agent()
+    q, calls, done, again, late, last = a.ids
+    (doc,) = trajectories(export(a, tmp_path / "late.atif.json"))
+    check(doc)
+    steps = doc["steps"]
+    assert [s["extra"]["entry_ids"] for s in steps] == [[q], [calls, done], [again], [late], [last]]
+    assert [e for s in steps for e in s["extra"]["entry_ids"]] == a.ids  # the path's order, each entry once
+    assert [s["source"] for s in steps] == ["user", "agent", "user", "system", "agent"]
+    assert steps[1]["observation"] == {"results": [{"source_call_id": "c1", "content": "one"}]}
+    arrived = steps[3]
+    assert arrived["message"] == "" and arrived["timestamp"] == a.entry(late).created_at
+    assert arrived["observation"] == {"results": [{"content": "two", "extra": {"is_error": True}}]}
+    assert {k: arrived["extra"][k] for k in ("tool_call_id", "tool_name", "call_step_id")} == {
+        "tool_call_id": "c2", "tool_name": "look", "call_step_id": 2}  # fmt: skip
