@@ -31,6 +31,7 @@ from .blocks import (
     is_text_file,
     omitted,
     own_signature,
+    repeated_call,
     split_settings,
     tool_schema,
     unmatched_result,
@@ -68,9 +69,14 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
     - images (PNG, JPEG, WebP, GIF) and PDFs go as base64, text files as
       plain-text documents; anything else is replaced by a note saying so;
       empty text blocks and messages left empty are dropped (the API refuses them);
+    - the API refuses two ``tool_use`` blocks of one id (a model or an
+      imported log can give them): the first call of an id is the
+      ``tool_use``, answered by the first result of that id (as the model
+      view pairs them), and a repeated call goes as text, headed by its id,
+      before the message's ``tool_use`` blocks;
     - a result that answers no call of the assistant message before its
       user turn (its call elided by a compaction that kept the late result,
-      or a second result for one call) goes as text, headed by the call id:
+      or a second result for one id) goes as text, headed by the call id:
       the API refuses a ``tool_result`` whose ``tool_use`` is not there.
 
     Pure; O(total content).
@@ -88,7 +94,7 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
     calls: set[str] = set()  # the previous assistant message's calls not answered yet
     for msg in out:
         if msg["role"] == "assistant":
-            calls = {b["id"] for b in msg["content"] if b["type"] == "tool_use"}
+            calls = _calls_once(msg)
             continue
         blocks = []
         for b in msg["content"]:
@@ -103,6 +109,27 @@ def to_anthropic(messages: Sequence[ai.Message]) -> list[dict[str, Any]]:
         msg["content"] = blocks
         calls = set()
     return out
+
+
+def _calls_once(msg: dict[str, Any]) -> set[str]:
+    """Keep the first ``tool_use`` of each id in an assistant message and put any other (a repeat of an
+    id) as text before the ``tool_use`` blocks, where :func:`~durable_nb.models.openai_chat.to_openai`'s
+    message has it too (the calls last, as the API writes them). Return the ids kept. O(blocks)."""
+    calls: set[str] = set()
+    kept: list[dict[str, Any]] = []
+    repeats: list[dict[str, Any]] = []
+    for b in msg["content"]:
+        if b["type"] != "tool_use":
+            kept.append(b)
+        elif b["id"] in calls:
+            repeats.append({"type": "text", "text": repeated_call(b["id"], b["name"], b["input"])})
+        else:
+            calls.add(b["id"])
+            kept.append(b)
+    if repeats:
+        at = next(i for i, b in enumerate(kept) if b["type"] == "tool_use")
+        msg["content"] = kept[:at] + repeats + kept[at:]
+    return calls
 
 
 def _unmatched(result: dict[str, Any]) -> list[dict[str, Any]]:

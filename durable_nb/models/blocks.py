@@ -10,6 +10,7 @@ imported here.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -39,8 +40,15 @@ def reminder_text(text: str) -> str:
 
 def unmatched_result(call_id: str, is_error: bool) -> str:
     """Return the heading of a tool result sent as text because its call is not in the request (a
-    compaction elided it, or it is a second result for one call): the APIs refuse such a result."""
+    compaction elided it, or it is a second result for one id): the APIs refuse such a result."""
     return f"Result of tool call {call_id}{' (an error)' if is_error else ''}:"
+
+
+def repeated_call(call_id: str, name: str, arguments: Mapping[str, Any]) -> str:
+    """Return a tool call sent as text because an earlier call of its message has its id (a model or an
+    imported log can give two): the APIs refuse two calls of one id, and the first result of that id
+    answers the first call, so a second result goes as text too (:func:`unmatched_result`)."""
+    return f"Tool call {call_id} (an earlier call has this id): {name} {json.dumps(arguments)}"
 
 
 def block_text(block: ai.Block) -> str | None:

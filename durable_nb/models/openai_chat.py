@@ -31,6 +31,7 @@ from .blocks import (
     flatten,
     is_text_file,
     omitted,
+    repeated_call,
     split_settings,
     tool_schema,
     unmatched_result,
@@ -57,6 +58,11 @@ def to_openai(messages: Sequence[ai.Message], system: str | None = None) -> list
       ``<system-reminder>`` tags;
     - assistant tool calls become ``tool_calls`` (arguments as JSON text);
       a ``tool_result`` becomes a ``tool`` message with its ``tool_call_id``.
+      The API refuses two calls of one id in a message (a model or an
+      imported log can give them) and two ``tool`` messages for one id: the
+      first call of an id is the call, answered by the first result of that
+      id (as the model view pairs them), and a repeated call goes as text in
+      the assistant message, headed by its id.
       The API takes only text in a tool message, so a result's images and
       files follow the run of tool messages as one ``user`` message; the API
       has no error flag, so ``is_error`` rests on the result's own text;
@@ -64,7 +70,7 @@ def to_openai(messages: Sequence[ai.Message], system: str | None = None) -> list
       message (before any other role), so messages that came between a call
       and its late result (the user's next message) follow the results; a
       result that answers no call of the latest assistant message (its call
-      elided by a compaction, or a second result for one call) goes as a
+      elided by a compaction, or a second result for one id) goes as a
       ``user`` message headed by the call id;
     - images (PNG, JPEG, WebP, GIF) go as data URLs, PDFs as ``file`` parts,
       text files inline; anything else is replaced by a note saying so;
@@ -104,20 +110,36 @@ def to_openai(messages: Sequence[ai.Message], system: str | None = None) -> list
         elif m.role == "assistant":
             owed = []  # a call still unanswered here (a view never leaves one) is refused by the API anyway
             settle()
-            msg: dict[str, Any] = {"role": "assistant", "content": flatten(m.content)}
-            calls = m.tool_calls()
+            text, calls = _calls_once(m)
+            msg: dict[str, Any] = {"role": "assistant", "content": text}
             if calls:
                 msg["content"] = msg["content"] or None
                 msg["tool_calls"] = [
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                    for c in calls
+                    for c in calls.values()
                 ]
-                owed = [c.id for c in calls]
+                owed = list(calls)
             out.append(msg)
         else:
             (held if owed else out).append({"role": "user", "content": _content(m.content)})
     settle()
     return out
+
+
+def _calls_once(m: ai.Message) -> tuple[str, dict[str, ai.ToolCall]]:
+    """Return an assistant message's text and its first call of each id, in order; a call whose id an
+    earlier call of the message has goes into the text, headed by its id. O(blocks)."""
+    calls: dict[str, ai.ToolCall] = {}
+
+    def other(b: ai.Block) -> str | None:
+        if not isinstance(b, ai.ToolCall):
+            return None
+        if b.id not in calls:
+            calls[b.id] = b
+            return None
+        return repeated_call(b.id, b.name, b.arguments)
+
+    return flatten(m.content, other), calls
 
 
 def _content(blocks: Sequence[ai.Block]) -> str | list[dict[str, Any]]:

@@ -2,25 +2,28 @@
 
 Hypothesis writes paths the way sessions grow them: user prompts (empty
 ones too), injected context (meta, ephemeral, reminders), assistant replies
-with thinking and tool calls (fresh ids, or ``call_0`` reused every turn as
-some servers do), results that come at once, late (after the user's next
-message) or never, system prompts, custom entries and compactions cut at a
+with thinking and tool calls (fresh ids, ``call_0`` reused every turn as
+some servers do, or one id for every call of a reply, as a model or an
+imported log may give), results that come at once, late (after the user's
+next message) or never, system prompts, custom entries and compactions cut at a
 turn start (rule R11). :func:`~durable_nb.session.model_view` builds the
 view (rule R6); the converters' output is checked by plain validators that
 write out what each API documents about a request's structure:
 
-- Anthropic Messages: the roles alternate, starting with ``user``; every
+- Anthropic Messages: the roles alternate, starting with ``user``; no two
+  ``tool_use`` blocks of a message share an id; every
   ``tool_use`` of an assistant message has its ``tool_result`` in the very
   next message, a user message, whose ``tool_result`` blocks come first and
   answer only that assistant message's calls; no message and no text block
   is empty.
-- OpenAI Chat Completions: an assistant message with ``tool_calls`` is
-  followed, before any other role, by one ``tool`` message per call id; a
-  ``tool`` message answers a call of the nearest assistant message with
-  ``tool_calls`` before it.
+- OpenAI Chat Completions: no two ``tool_calls`` of a message share an id;
+  an assistant message with ``tool_calls`` is followed, before any other
+  role, by one ``tool`` message per call id; a ``tool`` message answers a
+  call of the nearest assistant message with ``tool_calls`` before it.
 
 The reverse holds too: every text, reminder, call and result the view keeps
-reaches the request. Nothing here opens a socket.
+reaches the request, once (a call or result the API cannot take as one goes
+as text headed by its id). Nothing here opens a socket.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from durable_nb.session import CompactionEntry, CustomEntry, MessageEntry, model
 
 SIGNED = "anthropic-signature"
 UNMATCHED = "Result of tool call "  # how a result that answers no call in the request is sent, as text
+REPEATED = "Tool call "  # how a call whose id an earlier call of its message has is sent, as text
 
 
 class Path:
@@ -92,9 +96,14 @@ def paths(draw, max_steps: int = 16) -> list[Any]:
             if thinking:
                 blocks.append(ai.Thinking(p.text("th"), SIGNED if thinking == "signed" else ""))
             blocks.append(ai.Text(draw(st.sampled_from([p.text("a"), p.text("a"), ""]))))
-            reused = draw(st.booleans())  # call_<index> every turn, as a server that sends no id
+            ids = draw(st.sampled_from(["fresh", "reused", "repeated"]))  # reused: call_<index> every turn, as
+            one = p.text("id")  # a server that sends no id; repeated: one id for every call of the reply
             calls = [
-                ai.ToolCall(f"call_{i}" if reused else p.text("id"), draw(st.sampled_from(["ls", "cat"])), {"n": i})
+                ai.ToolCall(
+                    {"fresh": p.text("id"), "reused": f"call_{i}", "repeated": one}[ids],
+                    draw(st.sampled_from(["ls", "cat"])),
+                    {"n": i},
+                )
                 for i in range(draw(st.integers(0, 3)))
             ]
             blocks += calls
@@ -136,6 +145,9 @@ def anthropic_violations(msgs: list[dict[str, Any]]) -> list[str]:
             if b["type"] == "text" and not b["text"]:
                 bad.append(f"message {i} has an empty text block")
         kinds = [b["type"] for b in m["content"]]
+        uses = [b["id"] for b in m["content"] if b["type"] == "tool_use"]
+        if len(set(uses)) < len(uses):
+            bad.append(f"message {i} holds two tool_use blocks of one id: {uses}")
         if m["role"] == "assistant" and "tool_result" in kinds:
             bad.append(f"assistant message {i} holds a tool_result")
         if m["role"] == "user" and "tool_use" in kinds:
@@ -170,6 +182,8 @@ def anthropic_pieces(msgs: list[dict[str, Any]]) -> Counter[str]:
         for b in _all_blocks(m["content"]):
             if b["type"] == "text" and b["text"].startswith(UNMATCHED):  # a result whose call is not there
                 out["result " + b["text"][len(UNMATCHED) :].split(" (")[0].removesuffix(":")] += 1
+            elif b["type"] == "text" and b["text"].startswith(REPEATED):  # a call whose id is taken
+                out["call " + b["text"][len(REPEATED) :].split(" (")[0]] += 1
             elif b["type"] == "text":
                 out[b["text"]] += 1
             elif b["type"] == "tool_use":
@@ -201,6 +215,8 @@ def openai_violations(msgs: list[dict[str, Any]]) -> list[str]:
         if owed:
             bad.append(f"message {i} ({m['role']}) comes before the tool messages for {owed}")
         calls = [c["id"] for c in m.get("tool_calls") or []]  # another role ends the run of tool messages
+        if len(set(calls)) < len(calls):
+            bad.append(f"message {i} holds two tool_calls of one id: {calls}")
         owed = list(calls)
     if owed:
         bad.append(f"the tool calls {owed} get no tool message")
@@ -261,6 +277,17 @@ def late_answer_compacted() -> list[Any]:
     return [*late_answer(), CompactionEntry(id="e4", summary="<sum>", first_kept_id="e2")]
 
 
+def repeated_ids() -> list[Any]:
+    """Two calls of one reply with one id, each answered (a model or an imported log can give this)."""
+    msgs = [
+        ai.user_message("<u1>"),
+        ai.Message("assistant", [ai.Text("<a1>"), ai.ToolCall("c1", "ls", {"n": 0}), ai.ToolCall("c1", "cat", {})]),
+        ai.Message("tool_result", [ai.Text("<r1>")], tool_call_id="c1", tool_name="ls"),
+        ai.Message("tool_result", [ai.Text("<r2>")], tool_call_id="c1", tool_name="cat", is_error=True),
+    ]
+    return [MessageEntry(id=f"e{i}", message=m) for i, m in enumerate(msgs)]
+
+
 def test_openai_sends_a_late_answer_right_after_its_call():
     assert to_openai(request(late_answer())[1]) == [
         {"role": "user", "content": "<u1>"},
@@ -296,10 +323,48 @@ def test_an_answer_whose_call_was_compacted_away_goes_as_text():
     ]
 
 
+def test_two_calls_of_one_id_go_as_one_call_answered_once_and_the_rest_as_text():
+    """The APIs refuse two calls of one id in a message (and OpenAI two ``tool`` messages for one id): the
+    first call of an id goes as the call, answered by the first result of that id, as the model view pairs
+    them; a repeated call and a second result go as text headed by the id, so nothing is dropped."""
+    msgs = request(repeated_ids())[1]
+    repeat = "Tool call c1 (an earlier call has this id): cat {}"
+    assert to_openai(msgs) == [
+        {"role": "user", "content": "<u1>"},
+        {
+            "role": "assistant",
+            "content": f"<a1>\n\n{repeat}",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": '{"n": 0}'}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "<r1>"},
+        {"role": "user", "content": "Result of tool call c1 (an error):\n\n<r2>"},
+    ]
+    assert to_anthropic(msgs) == [
+        {"role": "user", "content": [{"type": "text", "text": "<u1>"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "<a1>"},
+                {"type": "text", "text": repeat},  # before the tool_use blocks, as in OpenAI's message
+                {"type": "tool_use", "id": "c1", "name": "ls", "input": {"n": 0}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "<r1>"}]},
+                {"type": "text", "text": "Result of tool call c1 (an error):"},
+                {"type": "text", "text": "<r2>"},
+            ],
+        },
+    ]
+
+
 @settings(max_examples=150, deadline=None)
 @given(paths())
 @example(late_answer())
 @example(late_answer_compacted())
+@example(repeated_ids())
 def test_anthropic_requests_follow_the_messages_api_rules(entries):
     _, msgs = request(entries)
     out = to_anthropic(msgs)
@@ -311,17 +376,20 @@ def test_anthropic_requests_follow_the_messages_api_rules(entries):
 @given(paths())
 @example(late_answer())
 @example(late_answer_compacted())
+@example(repeated_ids())
 def test_openai_requests_follow_the_chat_completions_rules(entries):
     system, msgs = request(entries)
     out = to_openai(msgs, system)
     assert openai_violations(out) == [], json.dumps(out, indent=1)
     assert [m["role"] for m in out if m["role"] == "system"] == (["system"] if system else [])
     text = openai_text(out)
-    for piece in view_pieces(msgs, thinking=False):
+    for piece, count in view_pieces(msgs, thinking=False).items():
         kind, _, name = piece.partition(" ")
         if kind == "call":
-            assert any(c["id"] == name for m in out for c in m.get("tool_calls", [])), piece
+            calls = sum(c["id"] == name for m in out for c in m.get("tool_calls", []))
+            assert calls + text.count(f"{REPEATED}{name} (") == count, piece
         elif kind == "result":
-            assert any(m.get("tool_call_id") == name for m in out) or f"{UNMATCHED}{name}" in text, piece
+            answers = sum(m.get("tool_call_id") == name for m in out)
+            assert answers + text.count(f"{UNMATCHED}{name}:") + text.count(f"{UNMATCHED}{name} (") == count, piece
         else:
             assert piece in text, piece

@@ -169,3 +169,66 @@ def test_llm_a_tool_using_run_through_llms_tools_api(wire, tmp_path):
         {"role": "tool", "tool_call_id": "call_0", "content": "lasting"},
     ]
     assert [r for r, _, _ in roles(root)] == ["system", "user", "assistant", "tool_result", "assistant"]
+
+
+REPEAT = 'Tool call call_0 (an earlier call has this id): lookup {"q": "session"}'
+
+
+def test_openai_two_calls_of_one_id_go_back_as_one_call_one_answer_and_text(wire, tmp_path):
+    """A reply whose two calls share an id: both run, and the next request holds one call of that id and
+    one ``tool`` message for it (the API refuses two of either); the other call and its result go as text."""
+    CALLS.clear()
+    twice = [{"id": "call_0", "name": "lookup", "arguments": {"q": q}} for q in ("durable", "session")]
+    wire.add(
+        openai_stream([], finish="tool_calls", tool_calls=twice),
+        openai_stream(["Lasting; no entry for session."]),
+    )
+    agent = durable.Agent(
+        model=f"openai:gpt-test@{wire.url}/v1", store=JsonlStore(tmp_path), session_id="s", tools=[lookup]
+    )
+    agent.run("Define durable and session.").wait()
+
+    assert CALLS == ["durable", "session"]
+    assert wire.requests[1].body["messages"] == [
+        {"role": "user", "content": "Define durable and session."},
+        {
+            "role": "assistant",
+            "content": REPEAT,
+            "tool_calls": [
+                {"id": "call_0", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "durable"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_0", "content": "lasting"},
+        {"role": "user", "content": "Result of tool call call_0:\n\nno entry for 'session'"},
+    ]
+    assert [r for r, _, _ in roles(tmp_path)] == ["user", "assistant", "tool_result", "tool_result", "assistant"]
+
+
+def test_anthropic_two_calls_of_one_id_go_back_as_one_tool_use_one_result_and_text(wire, tmp_path):
+    """The same through the Messages API, which refuses two ``tool_use`` blocks of one id."""
+    CALLS.clear()
+    twice = [{"id": "call_0", "name": "lookup", "input": {"q": q}} for q in ("durable", "session")]
+    wire.add(anthropic_stream([], stop="tool_use", tool_use=twice), anthropic_stream(["Lasting."]))
+    agent = durable.Agent(
+        model=f"anthropic:claude-test@{wire.url}", store=JsonlStore(tmp_path), session_id="s", tools=[lookup]
+    )
+    agent.run("Define durable and session.").wait()
+
+    assert CALLS == ["durable", "session"]
+    assert wire.requests[1].body["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": REPEAT},
+                {"type": "tool_use", "id": "call_0", "name": "lookup", "input": {"q": "durable"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "call_0", "content": [{"type": "text", "text": "lasting"}]},
+                {"type": "text", "text": "Result of tool call call_0:"},
+                {"type": "text", "text": "no entry for 'session'"},
+            ],
+        },
+    ]
