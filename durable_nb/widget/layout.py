@@ -456,8 +456,7 @@ class Layout:
             walk(k, 0, ROOT)
         drawn = n - sum(hidden) if any_hidden else n
         if len(lines) - (len(durable_tops) > 1) < drawn:
-            stuck = [k for k in range(n) if not seen[k] and not (any_hidden and hidden[k])]
-            for k in sort_siblings(cycle_cuts(pidx, stuck), when):
+            for k in sort_siblings(cycle_cuts(pidx), when):
                 walk(k, 0, ROOT)  # a cycle, cut at its first entry in log order: what hangs below stays
         self._dpar = [p if p >= 0 else -1 for p in pidx]
         self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste = depth, mark, nk, lastk, ne, laste
