@@ -18,7 +18,8 @@ the exported page all use it). Depth-first from each root:
   (:func:`~durable_nb.session.sort_siblings`: oldest ``created_at`` first, ties in log order);
 - several root-level durable entries (an edited first turn) are branches
   under a START row (id ``""``); orphans become roots, and so does a parent cycle's first entry
-  in log order (the cycle is cut there; what hangs below stays); a duplicate id: the first keeps it.
+  in log order (the cycle is cut there, among all entries, hidden ones too, as
+  :func:`~durable_nb.session.tree.tree` cuts it; what hangs below stays); a duplicate id: the first keeps it.
 
 Cost: :meth:`build` is O(n), a few list operations an entry (no object an
 entry; the columns are left out of the cyclic GC's walks). :meth:`add` is O(1)
@@ -44,9 +45,8 @@ from collections.abc import Iterable, MutableSequence
 
 from ..session.compact import untrack_columns
 from ..session.rules import created_key, sort_siblings
-from ..session.tree import cycle_cuts
+from .links import ORPHAN, drawn_parents
 from .links import children as _children
-from .links import drawn_parents
 
 Ints = MutableSequence[int]  # a list, or an array("q") for a chain laid out without its id index (untracked by GC)
 
@@ -383,7 +383,7 @@ class Layout:
         off, hidden = self._off, self._hidden
         n = len(self._ids)
         pidx = drawn_parents(self._raw, self._k, self._hidden)
-        self._awaited = {p for p in self._raw if p and p not in self._k} if -2 in pidx else set()  # -2: an orphan
+        self._awaited = {p for p in self._raw if p and p not in self._k} if ORPHAN in pidx else set()
         any_hidden = any(hidden)
         head_d, head_e, nxt, nk, ne, roots = _children(pidx, off, hidden if any_hidden else None)
         when = self._created.__getitem__
@@ -454,10 +454,6 @@ class Layout:
                 walk(k, 1, EPH if off[k] else BRANCH)
         for k in roots:
             walk(k, 0, ROOT)
-        drawn = n - sum(hidden) if any_hidden else n
-        if len(lines) - (len(durable_tops) > 1) < drawn:
-            for k in sort_siblings(cycle_cuts(pidx), when):
-                walk(k, 0, ROOT)  # a cycle, cut at its first entry in log order: what hangs below stays
         self._dpar = [p if p >= 0 else -1 for p in pidx]
         self._depth, self._mark, self._nk, self._lastk, self._ne, self._laste = depth, mark, nk, lastk, ne, laste
         self._lines, self._pos, self._valid, self._head = lines, pos, len(lines), head

@@ -3,13 +3,23 @@ lists, no list per entry): what :meth:`~durable_nb.widget.layout.Layout._rebuild
 
 from __future__ import annotations
 
+from ..session.tree import cycle_cuts
+
+ORPHAN = -2  # a drawn parent: the parent id is not in the log
+CUT = -3  # a drawn parent: the entry is where a parent cycle is cut (or hangs below a hidden such entry)
+
 
 def drawn_parents(raw: list[str], index: dict[str, int], hidden: list[bool]) -> list[int]:
     """Return each entry's drawn parent by log index, from its parent ids ``raw`` and the id index:
-    ``-1`` for none (root-level), ``-2`` for an unknown one (an orphan); a hidden entry's children
-    hang off its nearest drawn ancestor. O(n)."""
+    ``-1`` for none (root-level), :data:`ORPHAN` for an unknown one, :data:`CUT` where a parent cycle
+    is cut; a hidden entry's children hang off its nearest drawn ancestor. Cycles are cut among all
+    entries, hidden ones too, where :func:`~durable_nb.session.tree.tree` cuts them
+    (:func:`~durable_nb.session.tree.cycle_cuts`), before hidden entries are passed over, so the
+    drawn parents hold no cycle. O(n)."""
     get = index.get
-    pidx = [get(p, -2) if p else -1 for p in raw]
+    pidx = [get(p, ORPHAN) if p else -1 for p in raw]
+    for k in cycle_cuts(pidx):
+        pidx[k] = CUT
     if any(hidden):  # a hidden entry stands for its nearest drawn ancestor
         for k in range(len(pidx)):
             pk = pidx[k]
