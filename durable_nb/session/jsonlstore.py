@@ -312,7 +312,7 @@ class JsonlStore:
 
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
         """Return the entries whose text holds every word of ``query`` (a plain scan of the logs),
-        at most ``limit``, sessions oldest first.
+        at most ``limit``: sessions oldest first (as :meth:`list_sessions`), each log in append order.
 
         ``session`` limits the search to one session (``SessionNotFound`` if
         it is missing); a log that does not load is skipped. O(size of all logs).

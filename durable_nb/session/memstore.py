@@ -91,11 +91,15 @@ class MemoryStore:
             self._get(id)[1].extend(encoded)
 
     def list_sessions(self) -> list[SessionRecord]:
-        return [rec for rec, _ in self._sessions.values()]
+        """Return every session's record, oldest first (by ``created_at``, then id, as every store)."""
+        with self._lock:
+            recs = [rec for rec, _ in self._sessions.values()]
+        return sorted(recs, key=lambda r: (r.created_at, r.id))
 
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
-        """Return the entries whose text holds every word of ``query`` (a plain scan), at most ``limit``.
+        """Return the entries whose text holds every word of ``query`` (a plain scan), at most ``limit``:
+        sessions oldest first (as :meth:`list_sessions`), each session's entries in append order.
 
-        ``session`` limits the search to one session. O(all entries)."""
-        ids = [check_session_id(session)] if session is not None else [r.id for r in self.list_sessions()]
+        ``session`` limits the search to one session (``SessionNotFound`` if it is missing). O(all entries)."""
+        ids = [self._get(session)[0].id] if session is not None else [r.id for r in self.list_sessions()]
         return scan(((sid, self.load_entries(sid)) for sid in ids), query, limit)

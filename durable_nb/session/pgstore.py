@@ -80,6 +80,10 @@ RETURNING id
 _STORED = "SELECT id, body::text FROM durable_entries WHERE session = %s AND id = ANY(%s)"
 ESCAPED = "durable_nb_line"  # the key of an entry kept escaped (see the module docs)
 _BODY = f"CASE WHEN body ? 'type' THEN body::text ELSE body->>'{ESCAPED}' END"  # the entry's line
+# Sessions oldest first, then by id in code point order as every store lists them ("C": not "a" before "B");
+# a search's hits in that order, each session's in append order.
+_OLDEST = 's.created_at COLLATE "C", s.id COLLATE "C"'
+_ORDER = 's.created_at COLLATE "C", e.session COLLATE "C", e.seq'
 _NO_JSONB = re.compile(r"\\u0000|[:,\[]-?(?:NaN|Infinity)")  # may hold what JSONB cannot (a false hit costs nothing)
 
 
@@ -346,13 +350,9 @@ class PostgresStore:
         }
 
     def list_sessions(self) -> list[SessionRecord]:
-        """Return every session's record, oldest first."""
-        rows = self._run(
-            "list sessions",
-            lambda c: c.execute(
-                "SELECT id, parent_id, created_at FROM durable_sessions ORDER BY created_at, id"
-            ).fetchall(),
-        )
+        """Return every session's record, oldest first (then by id, in code point order, as every store)."""
+        sql = f"SELECT id, parent_id, created_at FROM durable_sessions s ORDER BY {_OLDEST}"
+        rows = self._run("list sessions", lambda c: c.execute(sql).fetchall())
         return [SessionRecord(*r) for r in rows]
 
     def summaries(self, unreadable: list[tuple[str, str]] | None = None) -> list[tuple[SessionRecord, int, str]]:
@@ -366,44 +366,45 @@ class PostgresStore:
                 "(SELECT count(*) FROM durable_entries e WHERE e.session = s.id), "
                 "(SELECT e.body->>'created_at' FROM durable_entries e WHERE e.session = s.id "
                 "ORDER BY e.seq DESC LIMIT 1) "
-                "FROM durable_sessions s ORDER BY s.created_at, s.id"
+                f"FROM durable_sessions s ORDER BY {_OLDEST}"
             ).fetchall(),
         )
         return [(SessionRecord(a, b, c), n, last or "") for a, b, c, n, last in rows]
 
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
-        """Return the entries whose text holds every word of ``query``, in append order, at most ``limit``;
-        ``session`` limits it to one session.
+        """Return the entries whose text holds every word of ``query``, at most ``limit``: sessions
+        oldest first (as :meth:`list_sessions`), each session's entries in append order, the order of
+        every store; ``session`` limits it to one session (``SessionNotFound`` if it is missing).
 
         The rule of :mod:`.search`: the GIN index finds the candidates by the
         words it holds, a word longer than :data:`MAX_WORD` (never indexed) by
-        the entry's JSON text holding it, and each candidate is checked
-        against the rule. Cost: an index lookup (a scan of the rows for a
-        long word alone) plus decoding the candidates."""
+        the entry's JSON text holding it, and each candidate is checked against the rule. Cost: an
+        index lookup (a scan of the rows for a long word alone), sorting the candidates, decoding a page."""
         qw = words(query)
         if not qw:
             return []
-        sql = f"SELECT session, id, {_BODY}, seq FROM durable_entries WHERE seq > %s"
+        sql = f"SELECT e.session, e.id, {_BODY}, e.seq, s.created_at FROM durable_entries e JOIN durable_sessions s "
+        sql += f"ON s.id = e.session WHERE ({_ORDER}) > (%s, %s, %s)"
         short = [w for w in qw if len(w) <= MAX_WORD]
         args: list[Any] = [_tsquery(" ".join(short))] if short else []
-        sql += " AND words @@ %s::tsquery" if short else ""
+        sql += " AND e.words @@ %s::tsquery" if short else ""
         for w in qw:
             if len(w) > MAX_WORD:
-                sql += " AND strpos(lower(body::text), %s) > 0"
+                sql += " AND strpos(lower(e.body::text), %s) > 0"
                 args.append(w)
         if session is not None:
-            sql += " AND session = %s"
-            args.append(check_session_id(session))
-        sql += " ORDER BY seq LIMIT %s"
+            sql += " AND e.session = %s"
+            args.append(self.load_session(session).id)
+        sql += f" ORDER BY {_ORDER} LIMIT %s"
         page = max(limit, 100)
         out: list[Hit] = []
-        after = 0
+        after: tuple[str, str, int] = ("", "", 0)
         while len(out) < limit:
-            rows = self._run("search", lambda c: c.execute(sql, [after, *args, page]).fetchall())
+            rows = self._run("search", lambda c: c.execute(sql, [*after, *args, page]).fetchall())
             out += hits_of([r[:3] for r in rows], query, self.dsn)
             if len(rows) < page:
                 break
-            after = rows[-1][3]
+            after = (rows[-1][4], rows[-1][0], rows[-1][3])
         return out[:limit]
 
     # -- live updates -----------------------------------------------------------------------

@@ -34,9 +34,11 @@ from .sqlrows import decode_rows
 
 _CHUNK = 2_000
 _NON_WORD = re.compile(r"\W+")
-_UNINDEXED = (
-    "SELECT e.session, e.id, e.body, e.rowid FROM entries e WHERE e.rowid > ? "
-    "AND NOT EXISTS (SELECT 1 FROM entries_fts_docsize d WHERE d.id = e.rowid)"
+_ABOVE = "e.rowid > ? AND NOT EXISTS (SELECT 1 FROM entries_fts_docsize d WHERE d.id = e.rowid)"
+_UNINDEXED = f"SELECT e.session, e.id, e.body, e.rowid FROM entries e WHERE {_ABOVE}"
+_UNINDEXED_HITS = (  # with each row's session's created_at: a search's order
+    "SELECT e.session, e.id, e.body, e.rowid, s.created_at FROM entries e "
+    f"JOIN sessions s ON s.id = e.session WHERE {_ABOVE}"
 )
 
 
@@ -107,14 +109,15 @@ def _decodable(rows: Sequence[tuple]) -> list[tuple[int, Entry]]:
     return out
 
 
-def unindexed(db: sqlite3.Connection, session: str | None) -> list[tuple[str, str, str, int]]:
-    """Return the ``(session id, entry id, body, rowid)`` rows above the watermark not in the index
-    (``session``: that session's only), in rowid order: what a search of a database it cannot index
-    checks by decoding them (those that do not decode are left out). O(those rows)."""
+def unindexed(db: sqlite3.Connection, session: str | None) -> list[tuple[str, str, str, int, str]]:
+    """Return the ``(session id, entry id, body, rowid, session's created_at)`` rows above the
+    watermark not in the index (``session``: that session's only), in rowid order: what a search of a
+    database it cannot index checks by decoding them (those that do not decode are left out).
+    O(those rows)."""
     upto = watermark(db)
     if upto is None:
         return []
-    sql = _UNINDEXED
+    sql = _UNINDEXED_HITS
     args: list[object] = [upto]
     if session is not None:
         sql += " AND e.session = ?"

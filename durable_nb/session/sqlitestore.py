@@ -288,7 +288,9 @@ class SqliteStore:
         return out
 
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
-        """Return the entries whose text holds every word of ``query``, in append order, at most ``limit``.
+        """Return the entries whose text holds every word of ``query``, at most ``limit``: sessions
+        oldest first (as :meth:`list_sessions`), each session's entries in append order, the order of
+        every store.
 
         The rule of :mod:`.search` (every store matches the same way): FTS5
         finds the candidates (its tokens are the words, accents kept, in a
@@ -297,39 +299,41 @@ class SqliteStore:
         the rule. ``session`` limits the search to one session. An empty query
         finds nothing. The index first catches up with the rows appended since
         the last search (:mod:`.sqliteindex`; a read-only database's are
-        checked one by one). Cost: FTS5 lookups plus decoding the candidates.
+        checked one by one). Cost: FTS5 lookups, sorting the candidates by
+        session, plus decoding a page of them.
         """
         q = _fts_query(query)
         if not q:
             return []
         if session is not None:
-            check_session_id(session)
+            self.load_session(session)  # SessionNotFound, as in every store
         tail = self._catch_up(session)
         sql = (
-            "SELECT e.session, e.id, e.body, e.rowid FROM entries_fts f JOIN entries e ON e.rowid = f.rowid "
-            "WHERE entries_fts MATCH ? AND e.rowid > ?"
+            "SELECT e.session, e.id, e.body, e.rowid, s.created_at FROM entries_fts f "
+            "JOIN entries e ON e.rowid = f.rowid JOIN sessions s ON s.id = e.session "
+            "WHERE entries_fts MATCH ? AND (s.created_at, e.session, e.rowid) > (?, ?, ?)"
         )
         if session is not None:
             sql += " AND e.session = ?"
-        sql += " ORDER BY e.rowid LIMIT ?"
+        sql += " ORDER BY s.created_at, e.session, e.rowid LIMIT ?"
         page = max(limit, 100)
         out: list[Hit] = []
-        after = 0
+        after: tuple[str, str, int] = ("", "", 0)
         while len(out) < limit:
             with self._errors("search"), self._lock:
-                rows = self._db.execute(sql, [q, after, *([session] if session is not None else []), page]).fetchall()
+                rows = self._db.execute(sql, [q, *after, *([session] if session is not None else []), page]).fetchall()
             full = len(rows) == page
-            if tail:  # the rows the index lacks (read-only), merged in rowid order up to this page's last
-                end = rows[-1][3] if full else None
-                rows = sorted(rows + [r for r in tail if end is None or r[3] <= end], key=lambda r: r[3])
-                tail = [r for r in tail if end is not None and r[3] > end]
+            if tail:  # the rows the index lacks (read-only), merged in order up to this page's last
+                end = _order(rows[-1]) if full else None
+                rows = sorted(rows + [r for r in tail if end is None or _order(r) <= end], key=_order)
+                tail = [r for r in tail if end is not None and _order(r) > end]
             out += hits_of([r[:3] for r in rows], query, str(self.path))
             if not full:
                 break
-            after = rows[-1][3]
+            after = _order(rows[-1])
         return out[:limit]
 
-    def _catch_up(self, session: str | None) -> list[tuple[str, str, str, int]]:
+    def _catch_up(self, session: str | None) -> list[tuple[str, str, str, int, str]]:
         """Index the rows appended since the last search (:func:`.sqliteindex.catch_up`); return ``[]``,
         or, in a database that cannot be written, the rows the index lacks (``session``'s only)."""
         with self._errors("search"), self._lock:
@@ -341,6 +345,12 @@ class SqliteStore:
             with collector_paused():
                 catch_up(self._db)
         return []
+
+
+def _order(row: tuple) -> tuple[str, str, int]:
+    """The order of a search's ``(session, id, body, rowid, session's created_at)`` rows: sessions
+    oldest first, then by id, then append order."""
+    return (row[4], row[0], row[3])
 
 
 # A row into session ?1, stored only when the session exists (no row: the caller tells a missing session

@@ -79,8 +79,10 @@ class Searchable(Protocol):
     """A store that searches its entries itself (the SQL stores with a full-text index; a scan otherwise)."""
 
     def search(self, query: str, session: str | None = None, limit: int = 50) -> list[Hit]:
-        """Return at most ``limit`` entries whose text holds every word of ``query``, sessions oldest first
-        (``session``: only that one, ``SessionNotFound`` if it is missing)."""
+        """Return at most ``limit`` entries whose text holds every word of ``query``: sessions oldest first
+        (as ``list_sessions``: by ``created_at``, then id, in code point order), each session's entries
+        in append order, so every store keeps the same hits under a limit (``session``: only that one,
+        ``SessionNotFound`` if it is missing)."""
 
 
 @runtime_checkable

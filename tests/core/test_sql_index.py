@@ -126,6 +126,5 @@ def test_a_read_only_database_finds_the_rows_its_index_lacks_in_order(tmp_path, 
     want = [(_ids(rw.search("fox", limit=limit)), _ids(rw.search("fox", session="s", limit=limit)))]
     rw.close()
     assert got == want
-    every = [f"e{i}" for i in range(120)] + ["t0"] + [f"e{i}" for i in range(120, 180)] + ["t1"]
-    every += [f"e{i}" for i in range(200, 260)]
+    every = [f"e{i}" for i in range(180)] + [f"e{i}" for i in range(200, 260)] + ["t0", "t1"]  # sessions oldest first
     assert want[0][0] == every[:limit]
