@@ -25,7 +25,7 @@ from pathlib import Path
 from .durable.agent import SUGGEST_IDS
 from .errors import SessionNotFound
 from .kinds.annotation import AnnotationEntry, annotation
-from .session import Store, new_id, now, open_store
+from .session import Store, check_store_path, new_id, now, open_store
 from .session.labels import labels, resolve
 from .sources import closing, read
 
@@ -42,9 +42,16 @@ def _key(file: str | os.PathLike[str]) -> str:
     return str(Path(file).expanduser().resolve())
 
 
-def _store(store: Store | str | os.PathLike[str]) -> closing | nullcontext[Store]:
-    """The store to use, closed afterwards when opened here from a string."""
-    return nullcontext(store) if isinstance(store, Store) else closing(open_store(store))
+def _store(store: Store | str | os.PathLike[str], *, existing: bool) -> closing | nullcontext[Store]:
+    """The store to use, closed afterwards when opened here from a string.
+
+    A string is checked first (:func:`~durable_nb.session.check_store_path`): a typo in it is one line
+    naming the path, never a new store in a new folder, nor, when reading (``existing``), an empty answer.
+    """
+    if isinstance(store, Store):
+        return nullcontext(store)
+    check_store_path(store, existing=existing)
+    return closing(open_store(store))
 
 
 def annotate(
@@ -66,6 +73,8 @@ def annotate(
     picks a session when the source holds several. The checks and their
     one-line errors are :meth:`durable_nb.durable.Agent.annotate`'s; a source
     that is a store's own session is refused (annotate it with its agent).
+    A store string that does not exist yet is made in an existing folder
+    only (a missing folder is one line, most likely a typo).
     Cost: one read of the source, one append to ``store``.
     """
     from .errors import DurableError
@@ -84,7 +93,7 @@ def annotate(
     )
     entry.id, entry.parent_id, entry.created_at = new_id(), "", now()
     sid = sidecar_id(s.file, s.session_id)
-    with _store(store) as st:
+    with _store(store, existing=False) as st:
         try:
             st.append_entries(sid, [entry])
         except SessionNotFound:
@@ -94,9 +103,10 @@ def annotate(
 
 def sidecar_entries(store: Store | str | os.PathLike[str], file: str, session_id: str) -> list[AnnotationEntry]:
     """Return the annotations ``store`` keeps for ``session_id`` read from ``file``, in log order
-    (none when it keeps no sidecar for it). Cost: one load of the sidecar session."""
+    (none when it keeps no sidecar for it; a store string naming no store is one line, never none).
+    Cost: one load of the sidecar session."""
     try:
-        with _store(store) as st:
+        with _store(store, existing=True) as st:
             entries = st.load_entries(sidecar_id(file, session_id))
     except SessionNotFound:
         return []

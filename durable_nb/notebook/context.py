@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from ..durable import Tool, as_tools, check_settings, parse_variants, read_value
 from ..errors import DurableError, suggest
-from ..session import Store, open_store
+from ..session import Store, check_store_path, open_store
 from .identity import identity
 from .options import Call
 from .render import plural
@@ -118,12 +118,14 @@ class Context:
 
     def open_store(self, spec: str | None = None) -> Store:
         """Return the store ``spec`` names (the ``store`` setting when ``None``), opened once per spec: see
-        :func:`~durable_nb.session.open_store`. Raises ``DurableError`` when it cannot be opened."""
+        :func:`~durable_nb.session.open_store`. Raises ``DurableError`` when it cannot be opened, or when
+        it does not exist and its folder does not either (a typo: :func:`~durable_nb.session.check_store_path`)."""
         if spec is None:
             spec = self.config.store
             if self.secret_store is not None and self.secret_store[0] == spec:
                 spec = self.secret_store[1]
         if self._opened is None or self._opened[0] != spec:
+            check_store_path(spec)
             store = open_store(spec)
             old, self._opened = self._opened, (spec, store)
             if old is not None and hasattr(old[1], "close"):

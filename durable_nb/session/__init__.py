@@ -16,7 +16,7 @@ from .entry import (
     register_custom,
 )
 from .jsonlstore import JsonlStore, LegacyMetaWarning
-from .locate import KIND_NAMES, describe, kind_of_store, open_store, store_kind
+from .locate import KIND_NAMES, check_store_path, describe, kind_of_store, open_store, store_kind
 from .memstore import MemoryStore
 from .pgstore import PostgresStore
 from .rules import (
@@ -119,6 +119,7 @@ __all__ = [
     "new_id",
     "now",
     "open_store",
+    "check_store_path",
     "path",
     "register_custom",
     "repair_tool_calls",

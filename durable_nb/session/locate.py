@@ -94,24 +94,87 @@ def open_store(spec: str | os.PathLike[str], base: str | os.PathLike[str] | None
     from .pgstore import PostgresStore
     from .sqlitestore import SqliteStore
 
-    if not isinstance(spec, str):
-        spec = os.fspath(spec)
-    spec = expand_env(spec)
+    spec = expand_env(os.fspath(spec))
     kind = _kind(spec)  # the value of a $NAME is not expanded again
     if kind == "postgres":
         return PostgresStore(spec.strip())
-    root = Path(base) if base is not None else Path.cwd()
     if kind == "sqlite":
         if not sqlite_path(spec).strip() or sqlite_path(spec).endswith("/"):
             raise DurableError(f"{spec!r} names no database file: write sqlite:///path/to/sessions.db")
-        return SqliteStore((root / Path(sqlite_path(spec)).expanduser()).resolve())
-    folder = (root / Path(spec.strip()).expanduser()).resolve()
+        return SqliteStore(_local(spec, kind, base))
+    folder = _local(spec, kind, base)
     if folder.exists() and not folder.is_dir():
         raise DurableError(
             f"{folder} is a file, not a store: a JSONL store is a folder of session logs "
             "(open a log with %durable open, or name a folder, a .db file or a postgresql:// DSN)"
         )
     return JsonlStore(folder)
+
+
+def _local(spec: str, kind: str, base: str | os.PathLike[str] | None) -> Path:
+    """The absolute path of a SQLite or JSONL store string (its ``$NAME`` expanded), from ``base`` (the
+    current directory when ``None``)."""
+    root = Path(base) if base is not None else Path.cwd()
+    return (root / Path(sqlite_path(spec) if kind == "sqlite" else spec.strip()).expanduser()).resolve()
+
+
+def check_store_path(
+    spec: str | os.PathLike[str], base: str | os.PathLike[str] | None = None, *, existing: bool = False
+) -> None:
+    """Raise :class:`~durable_nb.errors.DurableError` in one line, naming the path, when the store string
+    ``spec`` (a JSONL folder or a SQLite file, as :func:`open_store` reads it) cannot be what was meant:
+    a store that does not exist in a folder that does not exist either (a new store is made in an
+    existing folder only: anything else is most likely a typo), a ``.jsonl`` file that does not exist
+    (a JSONL store is a folder), or, with ``existing`` (reading, which creates nothing), any store that
+    does not exist. When a name in the folder above is close to the one that is missing, the message
+    says the path meant. A PostgreSQL DSN is not checked here. O(names in that folder, at most 1,000).
+    """
+    from ..errors import DurableError
+
+    spec = expand_env(os.fspath(spec))
+    kind = _kind(spec)
+    if kind == "postgres":
+        return
+    path = _local(spec, kind, base)
+    if path.exists() or path.is_symlink():
+        return
+    if kind == "jsonl" and path.suffix.lower() == ".jsonl":
+        raise DurableError(
+            f"no store at {path}: a JSONL store is a folder of session logs, not a .jsonl file; "
+            f"name its folder (like {path.parent / '.durable'}), a .db file or a postgresql:// DSN"
+        )
+    gap = path  # the topmost part of the path missing
+    while not gap.parent.is_dir() and gap.parent != gap:
+        gap = gap.parent
+    if not existing and gap == path:
+        return  # a new store in an existing folder
+    meant = _meant(path, gap, existing)
+    if meant is not None:
+        raise DurableError(
+            f"no {'store' if gap == path else f'folder {gap}, so no store'} at {path}: did you mean {meant}?"
+        )
+    if existing:
+        raise DurableError(f"no store at {path}: name an existing folder, .db file or postgresql:// DSN")
+    raise DurableError(
+        f"no folder {gap}, so no store at {path}: correct the path, or make the folder first (mkdir -p {path.parent})"
+    )
+
+
+def _meant(path: Path, missing: Path, existing: bool) -> Path | None:
+    """Return ``path`` with its ``missing`` part replaced by the closest name in the folder above it, if
+    one is close and the result exists (``existing``) or could be made (its folder exists); else ``None``."""
+    import difflib
+    import itertools
+
+    try:
+        names = [p.name for p in itertools.islice(missing.parent.iterdir(), 1000)]
+    except OSError:
+        return None
+    near = difflib.get_close_matches(missing.name, names, n=1, cutoff=0.6)
+    if not near:
+        return None
+    meant = missing.parent / near[0] / path.relative_to(missing)
+    return meant if (meant.exists() if existing else meant.parent.is_dir()) else None
 
 
 def describe(store: Store, session_id: str = "") -> str:

@@ -53,11 +53,16 @@ def connect(path: Path, timeout: float, fsync: bool) -> tuple[sqlite3.Connection
     """Return ``(connection, read_only)`` for the store database ``path`` (created when missing).
 
     Raises :class:`DurableError` in one line naming the file: not a regular
-    file, a database of something else (other tables, or ours with other
+    file, not a SQLite database, a database of something else (other tables, or ours with other
     columns), a damaged file, a read-only database without the tables, a
     lock held past ``timeout`` seconds."""
     check_regular(path)
     exists = path.exists()
+    if exists and not _sqlite_header(path):
+        raise DurableError(
+            f"{path} is not a SQLite database, so not a store (if it was one, it is damaged: restore it from a "
+            "copy): name a folder, a new .db file or a postgresql:// DSN"
+        )
     if (exists and not os.access(path, os.W_OK)) or not os.access(path.parent, os.W_OK):
         if not exists:
             raise StoreWriteError(f"cannot create the SQLite store {path}: its folder cannot be written here")
@@ -86,6 +91,17 @@ def connect(path: Path, timeout: float, fsync: bool) -> tuple[sqlite3.Connection
         db.close()
         raise
     return db, False
+
+
+def _sqlite_header(path: Path) -> bool:
+    """Return whether ``path`` begins as a SQLite database does (an empty file, which SQLite makes one, too;
+    a file that cannot be read here too: opening it says why). O(1)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return True
+    return not head or head == b"SQLite format 3\x00"
 
 
 def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
