@@ -13,6 +13,7 @@ leaf.
 
 from __future__ import annotations
 
+import shlex
 from typing import cast
 
 from .. import ai
@@ -20,7 +21,8 @@ from ..durable import Agent
 from ..errors import DurableError, UnknownEntry
 from ..kept import log_shape
 from ..kinds.note import Note
-from ..session import Entry, MessageEntry, is_ephemeral, is_turn_start
+from ..session import CustomEntry, Entry, MessageEntry, is_ephemeral, is_turn_start
+from ..session.kinds import bookkeeping, name_of, target_of
 
 
 def entry_origin(entry: Entry) -> str | None:
@@ -139,6 +141,48 @@ def resolve_ref(agent: Agent, ref: str) -> Entry:
         return agent.entry(agent.resolve(ref))
     except UnknownEntry as e:
         raise UnknownEntry(f"{e}; %durable log lists the entries, %durable labels the labels") from None
+
+
+def leaf_at(agent: Agent, ref: str) -> Entry:
+    """Return the entry the leaf goes to when ``ref`` is opened, branched or forked at (:func:`resolve_ref`):
+    the entry itself, or for a bookkeeping entry (a label entry, a leaf move, a verdict, an annotation:
+    drawn as a chip on the entry it names and never the leaf, DESIGN §10) the entry it names.
+
+    ``DurableError`` in one line for a bookkeeping entry that names no entry, or one the session does
+    not hold (a read-only log's annotation, kept in a sidecar session: the line says how to open that
+    log at that entry). O(1)."""
+    e = resolve_ref(agent, ref)
+    if not bookkeeping(e):
+        return e
+    about = target_of(e) or ""
+    if not about:
+        raise DurableError(
+            f"entry {e.id} is {_a(e)} entry that names no entry: name an entry of the conversation "
+            "(%durable log lists them)"
+        )
+    try:
+        return agent.entry(about)
+    except UnknownEntry:
+        source = getattr(e, "source", "")
+        how = f"%durable open {shlex.quote(source)} {about} opens that entry" if source else "open the session it is in"
+        raise DurableError(
+            f"entry {e.id} is {_a(e)} of entry {about}, which session {agent.session_id} does not hold: {how}"
+        ) from None
+
+
+def moved_to(agent: Agent, ref: str) -> str:
+    """Return the line that says the leaf is not on the entry ``ref`` names but on the entry it is about
+    (:func:`leaf_at`: ``ref`` names a bookkeeping entry), ``""`` otherwise. O(1)."""
+    e = resolve_ref(agent, ref)
+    if e.id == agent.leaf_id or not bookkeeping(e):
+        return ""
+    return f"{e.id} is {_a(e)} of {agent.leaf_id}: the leaf is on {agent.leaf_id}"
+
+
+def _a(entry: Entry) -> str:
+    """``"an annotation"``, ``"a label"``: a custom entry's kind with its article."""
+    kind = name_of(cast(CustomEntry, entry))
+    return ("an " if kind[:1] in "aeiou" else "a ") + kind
 
 
 def before_turns(path: list[Entry], turns: int) -> str:

@@ -47,6 +47,7 @@ from .positions import (  # noqa: F401  - cell_entry and entry_origin are import
     before_turns,
     cell_entry,
     entry_origin,
+    leaf_at,
     resolve_ref,
     unanswered,
 )
@@ -457,9 +458,9 @@ class NotebookSession:
         return resolve_ref(self.agent, ref)
 
     def branch(self, ref: str) -> Entry:
-        """Move the leaf to the entry ``ref`` names (an id, a label, 4+ characters of an id); return it.
-        Ephemeral targets are refused."""
-        e = self.resolve(ref)
+        """Move the leaf to the entry ``ref`` names (an id, a label, 4+ characters of an id; a bookkeeping
+        entry's: the entry it names, :func:`~.positions.leaf_at`); return it. Ephemeral targets are refused."""
+        e = leaf_at(self.agent, ref)
         self._move(e.id)
         return e
 
@@ -501,13 +502,13 @@ class NotebookSession:
     def fork(self, new_id: str, at: str | None = None) -> Agent:
         """Fork the active path into ``new_id`` of the notebook's store and continue there; returns the new agent.
 
-        ``at`` (an id, a label, 4+ characters of an id) copies the path to
-        that entry instead. While a saved log is open read-only, its path is
+        ``at`` (an id, a label, 4+ characters of an id; a bookkeeping entry's:
+        the entry it names) copies the path to that entry instead. While a saved log is open read-only, its path is
         the one copied (the log itself is never touched) and inspection ends:
         the fork is how a session from elsewhere is continued.
         """
         if at is not None:
-            at = self.resolve(at).id
+            at = leaf_at(self.agent, at).id
         try:
             if self.inspected is not None:
                 self.inspected.agent.fork(new_id, store=self.store, at=at)
@@ -528,7 +529,8 @@ class NotebookSession:
         """Open a saved log read-only for inspection and return its :class:`~durable_nb.importers.Imported`:
         a session id of this store, or a log file's path (``conversation``: which one of llm's database).
 
-        ``at`` puts the leaf at that entry (a search hit's); else it is where the session resumes. The
+        ``at`` puts the leaf at that entry (a search hit's; a bookkeeping entry's: the entry it names,
+        :func:`~.positions.leaf_at`); else it is where the session resumes. The
         agent works on an in-memory copy; turns, staging, notes, fork and compact are refused until
         :meth:`close`.
         """
@@ -544,7 +546,7 @@ class NotebookSession:
                 f"no session {ref!r} in {store_place(self.store)} and no file {ref!r}; %durable sessions lists them"
             )
         if at is not None:
-            imported.agent.branch(resolve_ref(imported.agent, at).id)
+            imported.agent.branch(leaf_at(imported.agent, at).id)
         self.inspected = imported
         self.sync()
         return imported

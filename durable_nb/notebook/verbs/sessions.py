@@ -11,6 +11,7 @@ from ...kept import kept_tally, log_shape, session_tally
 from ...session import KIND_NAMES, kind_of_store
 from ..context import Context
 from ..options import Call, Option
+from ..positions import moved_to
 from ..render import counts, labels_text, model_label, plural, short, staged_text, store_place
 from .registry import verb
 
@@ -148,6 +149,8 @@ def open_(ctx: Context, call: Call) -> None:
         f"opened {imp.source} read-only ({imp.format}, {plural(len(a.entries()), 'entry', 'entries')}, leaf {a.leaf_id or 'root'}); "
         "status/show/dry-run/branch inspect it; fork <new-id> continues it here; %durable close returns"
     )
+    if rest and (moved := moved_to(a, rest[0])):
+        print(moved)
     for w in imp.warnings:
         print(f"warning: {w}")
 
