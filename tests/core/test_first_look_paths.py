@@ -108,8 +108,8 @@ def test_a_read_session_leaves_nothing_of_its_size_to_the_collector(tmp_path):
     st.append_entries("s", chain(n))
 
     def big() -> set[int]:  # containers of the log's size the collector walks (earlier tests' too)
-        gc.collect()
-        return {id(o) for o in gc.get_objects() if isinstance(o, (list, dict)) and len(o) >= n}
+        gc.collect()  # the interpreter's own tables (object's subclasses, modules) are of other sizes
+        return {id(o) for o in gc.get_objects() if isinstance(o, (list, dict)) and n <= len(o) <= n + 2}
 
     before = big()
     agent = durable.Agent(store=st, session_id="s")
