@@ -284,6 +284,11 @@ def _usage(u: Any) -> dict[str, int] | None:
     return out
 
 
+def _name(v: Any) -> str | None:
+    """Return a non-empty string field (interned: a log repeats it on every reply), else ``None``."""
+    return intern(v) if isinstance(v, str) and v else None
+
+
 def _custom_message(id: str, parent: str, at: Any, ctype: Any, content: Any, display: Any) -> Entry:
     msg = ai.Message(
         role="user",
@@ -308,6 +313,9 @@ def _message(obj: dict[str, Any], id: str, parent: str, at: Any) -> list[Entry]:
             usage=_usage(m.get("usage")),
             stop_reason=intern(m["stopReason"]) if isinstance(m.get("stopReason"), str) else None,
             model=intern(m["model"]) or None if isinstance(m.get("model"), str) else None,
+            api=_name(m.get("api")),
+            provider=_name(m.get("provider")),
+            error=m["errorMessage"] or None if isinstance(m.get("errorMessage"), str) else None,
         )
         out.append(message(id, parent, at, msg))
         return out
