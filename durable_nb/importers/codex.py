@@ -12,7 +12,8 @@ here follows the previous one (ids ``L<line>``). Mapping:
   follows it;
 - ``assistant`` messages, ``function_call``, ``custom_tool_call`` and
   ``local_shell_call`` items of one response → one assistant message
-  (text + tool calls); ``*_output`` items → ``tool_result`` messages;
+  (text + tool calls), its model the latest ``turn_context``'s, its usage the ``last_token_usage``
+  of the ``token_count`` event after it (a repeat finds it set); ``*_output`` items → ``tool_result`` messages;
 - ``compacted`` → a compaction entry (summary: its ``message``), followed by
   its ``replacement_history`` items as ``meta`` messages (origin
   ``codex:replacement_history``: the model reads them, a person already saw
@@ -39,6 +40,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from .. import ai
@@ -50,6 +52,7 @@ from .common import (
     data_url_image,
     dedupe,
     guarded,
+    int_usage,
     message,
     need_str,
     share_strings,
@@ -196,6 +199,7 @@ class _Reader:
         self.open_at = 0  # the index of self.open
         self.user_at = 0  # the index of the user message waiting in self.ui["user_message"]
         self.untyped_at = 0  # the index of self.untyped[0]
+        self.model: str | None = None  # the model the latest turn_context names
 
     def add(self, e: Entry, advance: bool = True) -> Entry:
         self.entries.append(e)
@@ -228,9 +232,22 @@ class _Reader:
         elif t == "event_msg" and pt == "thread_rolled_back":
             self.rollback(id, obj, p, at)
         else:
+            if isinstance(p, dict):
+                self.note_turn(t, pt, p)
             kind = f"codex.{t if isinstance(t, str) and t else 'record'}"
             kind += f".{pt}" if t == "event_msg" and pt else ""
             self.aside(custom(kind, obj, id, self.cur, at))
+
+    def note_turn(self, t: Any, pt: str | None, p: dict[str, Any]) -> None:
+        """Note a ``turn_context``'s model and a ``token_count``'s usage for the replies (see the module)."""
+        if t == "turn_context" and isinstance(p.get("model"), str) and p["model"]:
+            self.model = intern(p["model"])
+        elif pt == "token_count" and self.open is not None and self.open.message.usage is None:
+            info = p.get("info")
+            usage = int_usage(info.get("last_token_usage")) if isinstance(info, dict) else None
+            if usage and "cached_input_tokens" in usage:  # the name durable_nb.cost reads
+                usage.setdefault("cache_read_input_tokens", usage["cached_input_tokens"])
+            self.open.message.usage = usage
 
     def ui_event(self, pt: str, id: str, obj: dict[str, Any], p: dict[str, Any], at: Any) -> None:
         """Add a UI event (an aside) unless it only repeats the item it pairs with (see :class:`_Pairs`).
@@ -323,9 +340,9 @@ class _Reader:
                 if isinstance(b, ai.ToolCall):
                     self.tool_names[b.id] = b.name
             if self.open is None or injected:
-                msg = ai.Message(
-                    role="assistant", content=[], injected=ai.Injection.META if injected else None, origin=injected
-                )
+                meta = ai.Injection.META if injected else None
+                model = None if injected else self.model  # a replacement-history copy: made by no reply here
+                msg = ai.Message(role="assistant", content=[], injected=meta, origin=injected, model=model)
                 self.open = self.add(message(id, self.cur, at, msg))
                 self.open_at = len(self.entries) - 1
             self.open.message.content.extend(blocks)
