@@ -29,6 +29,8 @@ HANDSHAKE_SECONDS = 20.0  # spawn to the end of list_tools; the time server need
 CLOSE_SECONDS = 5.0
 SECRET = re.compile(r"(token|key|secret|password|passwd|pwd|auth|credential|bearer)", re.IGNORECASE)
 MASK = "***"
+_HEADER = re.compile(r"([A-Za-z0-9_-]+\s*:\s*)\S")  # "Authorization: Bearer ..." (an -H/--header value)
+_SCHEME = re.compile(r"((?:bearer|basic|token)\s+)\S", re.IGNORECASE)  # "Bearer <token>" on its own
 
 
 class McpError(DurableError):
@@ -212,7 +214,9 @@ class Server:
 
 def masked_command(argv: list[str], env: dict[str, str]) -> str:
     """Return ``argv`` as a shell line with secrets masked: the value after a ``--token``-like flag, of
-    ``--api-key=…`` / ``TOKEN=…``, URLs' passwords and secret query values, and any env value it holds."""
+    ``--api-key=…`` / ``TOKEN=…``, of a header argument ``Authorization: …`` / ``X-API-Key: …`` (as
+    ``--header`` / ``-H`` take them), the token after ``Bearer`` / ``Basic`` / ``Token``, URLs' user info
+    and secret query values, and any env value it holds."""
     out: list[str] = []
     hide_next = False
     for arg in argv:
@@ -228,20 +232,24 @@ def masked_command(argv: list[str], env: dict[str, str]) -> str:
             hide_next = True
         elif "://" in arg:
             out.append(masked_url(arg))
+        elif (m := _HEADER.match(arg)) and SECRET.search(m.group(1)) or (m := _SCHEME.match(arg)):
+            out.append(m.group(1) + MASK)
         else:
             out.append(arg)
     return _redact(shlex.join(out), env)
 
 
 def masked_url(url: str) -> str:
-    """Return ``url`` without its password and with the values of secret-looking query parameters masked."""
+    """Return ``url`` without its password (a user alone, often a token, is masked too) and with the
+    values of secret-looking query parameters masked."""
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
         return MASK
     netloc = parts.netloc
-    if parts.password is not None:
-        netloc = f"{parts.username}:{MASK}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    if "@" in netloc:
+        host = netloc.rpartition("@")[2]
+        netloc = (f"{parts.username}:{MASK}@" if parts.password is not None else f"{MASK}@") + host
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     q = urllib.parse.urlencode([(k, MASK if SECRET.search(k) else v) for k, v in query], safe="*")
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, q, parts.fragment))
