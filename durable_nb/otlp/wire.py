@@ -12,6 +12,7 @@ anything this module prints or raises.
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import urllib.error
@@ -123,27 +124,34 @@ def endpoint(url: str | None = None) -> str:
     """Return the traces URL to POST to: ``url``, else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` (as is),
     else ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else ``http://localhost:4318/v1/traces``. A
     given ``url`` with no path (``http://127.0.0.1:6006``) gets ``/v1/traces``. Raises
-    :class:`DurableError` for a URL that is not http(s), or that holds a user or password (headers
-    carry those: ``OTEL_EXPORTER_OTLP_HEADERS``)."""
+    :class:`DurableError` for a URL that is not http(s), or that holds a user or password, given or
+    from the environment (headers carry those: ``OTEL_EXPORTER_OTLP_HEADERS``); the message names the
+    variable it came from and never shows the user or password."""
+    where = "the OTLP endpoint"
     if url:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https"):
             raise DurableError(f"the OTLP endpoint must be an http:// or https:// URL, not {shown(url)!r}")
-        if parts.username is not None or parts.password is not None:
-            raise DurableError(
-                f"the OTLP endpoint {shown(url)} holds a user or password: give it in "
-                "OTEL_EXPORTER_OTLP_HEADERS (e.g. authorization=Basic ...), not in the URL"
-            )
         if parts.path in ("", "/"):
             url = urllib.parse.urlunsplit(parts._replace(path="/v1/traces"))
     elif os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-        url = os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+        url, where = os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
     elif os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
         url = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces"
+        where = "OTEL_EXPORTER_OTLP_ENDPOINT"
     else:
         url = DEFAULT_ENDPOINT
-    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-        raise DurableError(f"the OTLP endpoint must be an http:// or https:// URL, not {shown(url)!r}")
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        raise DurableError(f"{where} is not a URL that can be read (it is not shown)") from None
+    if parts.scheme not in ("http", "https"):
+        raise DurableError(f"{where} must be an http:// or https:// URL, not {shown(url)!r}")
+    if "@" in parts.netloc:
+        raise DurableError(
+            f"{where} {shown(url)} holds a user or password: give it in "
+            "OTEL_EXPORTER_OTLP_HEADERS (e.g. authorization=Basic ...), not in the URL"
+        )
     return url
 
 
@@ -215,7 +223,7 @@ def post(data: bytes, url: str, extra: dict[str, str], timeout: float | None = N
         raise CollectorError(f"cannot reach the collector at {where}: {reason}") from None
     except (TimeoutError, OSError) as e:
         raise CollectorError(f"cannot reach the collector at {where}: {e.strerror or 'timed out'}") from None
-    except ValueError:  # http.client's refusal of a URL or header it cannot send (its message may hold a value)
+    except (ValueError, http.client.HTTPException):  # http.client refused a URL or header (its text may hold one)
         raise CollectorError(f"cannot send to {where}: the URL or a header cannot go into a request") from None
 
 
