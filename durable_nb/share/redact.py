@@ -13,7 +13,8 @@ results, origins, errors, summaries, custom fields, file names and URLs, the sou
   entropy passes detect-secrets's own base64 limit (today's ``sk-proj-…`` / ``sk-ant-…`` keys),
   each as ``[redacted:<kind>]``;
 - **env**: the value (8+ characters) of every environment variable whose name holds KEY, TOKEN,
-  SECRET or PASSWORD, as ``[redacted:$NAME]``;
+  SECRET or PASSWORD, as ``[redacted:$NAME]``, and any run of its first 10+ characters (a key cut
+  short, ``sk-proj-Qm7v…``), as far as it goes on matching;
 - **home**: the user's home folder, as ``~``;
 - **emails** (only when asked): e-mail addresses, as ``[redacted:email]``.
 
@@ -39,6 +40,7 @@ from ..session import MemoryStore, decode, encode
 WHAT = ("emails",)  # what --redact may add to the default (secrets, env, home)
 MISSING = 'redaction needs detect-secrets: pip install "durable_nb[redact]"'
 MIN_ENV = 8  # shorter values of secret-named variables are left alone (they would match everywhere)
+MIN_ENV_RUN = 10  # a run of an env secret's first characters this long is redacted too (past "sk-proj-")
 MIN_TOKEN = 20  # shortest unquoted token the entropy check looks at
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # what a finding widens over
@@ -133,9 +135,7 @@ class Redactor:
         ``s`` is the value of a key naming an id, which the entropy rule leaves alone (the named
         detectors still apply: an AWS access key id is a secret). O(len(s)) per detector and line."""
         for value, name in self._env:
-            if value in s:
-                self.counts["env"] += s.count(value)
-                s = s.replace(value, f"[redacted:${name}]")
+            s = self._env_runs(s, value, f"[redacted:${name}]")
         s = self._secrets(s, not an_id)
         if self._home is not None:
             s, n = self._home.subn("~", s)
@@ -144,6 +144,23 @@ class Redactor:
             s, n = _EMAIL.subn("[redacted:email]", s)
             self._count("email", n)
         return s
+
+    def _env_runs(self, s: str, value: str, label: str) -> str:
+        """Return ``s`` with every run of ``value``'s first :data:`MIN_ENV_RUN` or more characters (all of
+        a shorter value), as far as it matches, replaced by ``label``. O(len(s))."""
+        head = value[:MIN_ENV_RUN]
+        pieces: list[str] = []
+        i = 0
+        while (j := s.find(head, i)) >= 0:
+            k = len(head)
+            while k < len(value) and j + k < len(s) and s[j + k] == value[k]:
+                k += 1
+            pieces += [s[i:j], label]
+            i = j + k
+        if not pieces:
+            return s
+        self.counts["env"] += len(pieces) // 2
+        return "".join(pieces) + s[i:]
 
     def _count(self, label: str, n: int) -> None:
         if n:
