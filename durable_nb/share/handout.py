@@ -40,7 +40,7 @@ PREVIEW = 80  # characters of an entry shown in the branch list
 
 _ANYWHERE = re.compile(r"[\\`*_\[\]~|#!]")  # what can start emphasis, code, a link, a table, strikethrough
 _LINE_START = re.compile(r"^([-+=])|^(\d{1,9})([.)])")  # a list item, a rule or a setext underline
-_AUTOLINK = re.compile(r"(?i)://|@|\bwww\.")  # what a GFM renderer links without brackets
+_AUTOLINK = re.compile(r"(?i)://|@|www\.")  # what a GFM renderer links without brackets (`www.` after `_` too)
 
 
 def md_text(text: str) -> str:

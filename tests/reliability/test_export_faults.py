@@ -4,6 +4,7 @@ a full disk, a read-only folder (issue 25: items 4, 5, 16)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -14,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from durable_nb import ai, durable
 from durable_nb.session import CompactionEntry, CustomEntry, JsonlStore, MemoryStore, MessageEntry
-from durable_nb.share.handout import handout
+from durable_nb.share.handout import handout, md_block, md_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,6 +93,24 @@ def test_a_handout_cannot_be_forged_by_any_text_of_the_session():
     rendered = MarkdownIt("commonmark", {"html": True}).render(md)
     assert "**User** · `1a2b3c4d`" in rendered and "## Branches" in rendered
     assert "[click](http://evil.test/)" in rendered
+
+
+@pytest.mark.parametrize(
+    "text", ["_www.evil.test/p", "a_www.evil.test", "__www.evil.test", "*www.evil.test", "(WWW.evil.test"]
+)
+def test_a_bare_www_address_stays_unlinked_whatever_stands_before_it(text):
+    """GitHub's renderer (cmark-gfm's autolink extension) links ``www.`` when the character before it in
+    the source is a space or one of ``*_~(``; the handout escaped ``www.`` only at a word boundary, so after
+    an underscore (``\\_www.evil.test``) it stayed bare and GitHub drew the reply's address as a link."""
+    for md in (md_text(text), md_block(text), handout(_agent_saying(text))):
+        assert not re.search(r"(?i)www\.", md), md  # every `www.` is `www\.`: no GFM www autolink starts
+    assert MarkdownIt("commonmark").render(md_text(text)) == f"<p>{text}</p>\n"  # shown as written
+
+
+def _agent_saying(text: str) -> durable.Agent:
+    a = durable.Agent(model=lambda messages: text, store=MemoryStore(), session_id="www")
+    a.run(text).wait()
+    return a
 
 
 # -- 5. export never overwrites a log, nor any file without --force --------------------------
