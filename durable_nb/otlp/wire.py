@@ -124,27 +124,26 @@ def endpoint(url: str | None = None) -> str:
     """Return the traces URL to POST to: ``url``, else ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` (as is),
     else ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else ``http://localhost:4318/v1/traces``. A
     given ``url`` with no path (``http://127.0.0.1:6006``) gets ``/v1/traces``. Raises
-    :class:`DurableError` for a URL that is not http(s), or that holds a user or password, given or
-    from the environment (headers carry those: ``OTEL_EXPORTER_OTLP_HEADERS``); the message names the
-    variable it came from and never shows the user or password."""
-    where = "the OTLP endpoint"
+    :class:`DurableError` for a URL that is not http(s), that no request could go to (a mistyped
+    port or host), or that holds a user or password, given or from the environment (headers carry
+    those: ``OTEL_EXPORTER_OTLP_HEADERS``); the message names the variable it came from and never
+    shows the user or password."""
+    where, source = "the OTLP endpoint", ""  # source: the variable a URL from the environment came from
     if url:
-        parts = urllib.parse.urlsplit(url)
+        parts = _split(url, "")
         if parts.scheme not in ("http", "https"):
             raise DurableError(f"the OTLP endpoint must be an http:// or https:// URL, not {shown(url)!r}")
         if parts.path in ("", "/"):
             url = urllib.parse.urlunsplit(parts._replace(path="/v1/traces"))
     elif os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         url, where = os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"], "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+        source = where
     elif os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        url = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces"
-        where = "OTEL_EXPORTER_OTLP_ENDPOINT"
+        where = source = "OTEL_EXPORTER_OTLP_ENDPOINT"
+        url = os.environ[source].rstrip("/") + "/v1/traces"
     else:
         url = DEFAULT_ENDPOINT
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        raise DurableError(f"{where} is not a URL that can be read (it is not shown)") from None
+    parts = _split(url, source)
     if parts.scheme not in ("http", "https"):
         raise DurableError(f"{where} must be an http:// or https:// URL, not {shown(url)!r}")
     if "@" in parts.netloc:
@@ -155,6 +154,35 @@ def endpoint(url: str | None = None) -> str:
     return url
 
 
+def clean_text(s: str) -> str:
+    """Return ``s`` with control characters as ``?`` (a URL printed in one line)."""
+    return "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in s)
+
+
+def _split(url: str, source: str) -> urllib.parse.SplitResult:
+    """Return ``url`` split, checked as far as a request needs: a host, a numeric port in range, no
+    space or control character. Raises :class:`DurableError` in one line (``source``: the variable it
+    came from) for a URL no request could go to, e.g. a mistyped port."""
+    where = f" (from {source})" if source else ""
+    why = ""  # our words, never Python's: its message may quote a piece of a password
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        parts, why = None, "its host cannot be read (an unclosed [ of an IPv6 address?)"
+    if parts is not None:
+        try:
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+        except ValueError:
+            why = "its port is not a number from 0 to 65535"
+        if not why and parts.scheme in ("http", "https") and not parts.hostname:
+            why = "it has no host"
+    if not why and any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        why = "it holds a space or a control character"
+    if why or parts is None:
+        raise DurableError(f"the OTLP endpoint {shown(url)}{where} is not a valid URL: {why}")
+    return parts
+
+
 def shown(url: str) -> str:
     """Return ``url`` as it may be printed: without a user or password and without its query."""
     try:
@@ -162,8 +190,12 @@ def shown(url: str) -> str:
         host = parts.hostname or ""
         netloc = f"{host}:{parts.port}" if parts.port else host
         return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        return "<an unreadable URL>"
+    except ValueError:  # a mistyped port or host: shown as typed, less what may be secret
+        head = re.split(r"[?#]", url, maxsplit=1)[0]
+        scheme, sep, rest = head.partition("//")
+        if "@" in rest:
+            rest = rest.rpartition("@")[2]
+        return clean_text(scheme + sep + rest) if sep else "<an unreadable URL>"
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110's token)

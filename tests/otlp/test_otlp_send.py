@@ -146,3 +146,16 @@ def test_each_fan_out_variant_is_a_trace_of_its_own(collector):
     assert len({s.trace_id for spans in reqs for s in spans}) == 2
     assert len({s.span_id for spans in reqs for s in spans}) == 4
     pub.close()
+
+
+def test_a_mistyped_endpoint_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    stored(tmp_path, monkeypatch)
+    bad = ["http://127.0.0.1:6oo6/v1/traces", "http://[::1:6006/v1/traces", "http://127.0.0.1:99999", "http://a b/"]
+    for url in bad:
+        assert main(["export", "sent", "--to", "otlp", "--endpoint", url]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: the OTLP endpoint ") and "is not a valid URL" in err[0]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:43l8")
+    assert main(["export", "sent", "--to", "otlp"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "OTEL_EXPORTER_OTLP_ENDPOINT" in err[0] and "is not a valid URL" in err[0]
