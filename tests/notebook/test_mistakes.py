@@ -156,3 +156,37 @@ def test_exporting_a_run_says_it_is_the_run(newcomer, capsys):
     where = newcomer.user_ns["where"]
     newcomer.run_line_magic("durable", f"export {where / 'r1.eval'} --run r1")
     assert capsys.readouterr().out == f"exported evaluation run r1 of session newcomer to {where / 'r1.eval'}\n"
+
+
+def test_an_mcp_server_whose_tool_names_are_taken_is_refused_in_one_line(newcomer, capsys):
+    """Two servers (or a server and a notebook function) offering one tool name: the second add is refused,
+    naming the tool and who has it, and its server stopped; the session's tools and turns still work."""
+    pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
+    import sys
+
+    time_server = f'"{sys.executable} -m mcp_server_time --local-timezone UTC"'
+    newcomer.run_line_magic("durable", f"tools add --mcp {time_server} --name clock1")
+    try:
+        with pytest.raises(UsageError) as e:
+            newcomer.run_line_magic("durable", f"tools add --mcp {time_server} --name clock2")
+        assert str(e.value) == (
+            "the MCP server clock2's tool 'get_current_time' is already a tool here (of the MCP server clock1): "
+            "two tools cannot share a name; remove that one first"
+        )
+
+        def convert_time() -> str:
+            return "12:00"
+
+        newcomer.user_ns["convert_time"] = convert_time
+        with pytest.raises(UsageError) as e:
+            newcomer.run_line_magic("durable", "tools add convert_time")
+        assert "'convert_time'" in str(e.value) and "MCP server clock1" in str(e.value)
+        capsys.readouterr()
+        newcomer.run_line_magic("durable", "tools")  # still lists, so turns still run
+        listed = capsys.readouterr().out
+        assert "get_current_time" in listed and "convert_time" in listed
+    finally:
+        newcomer.run_line_magic("durable", "tools remove clock1")
+    from durable_nb.durable.mcp_server import _open
+
+    assert not [s for s in _open if s.info.get("label") == "clock2"]  # the refused server was stopped

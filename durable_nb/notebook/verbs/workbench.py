@@ -52,6 +52,13 @@ def tools(ctx: Context, call: Call) -> None:
         raise DurableError(f"%durable tools {action} needs the name of {what}")
     if action == "add":
         added = ctx.resolve_tools(names)  # all or nothing: a bad name adds none
+        taken = _taken(ctx, mcp_only=True)
+        for t in added:
+            if t.name in taken:
+                raise DurableError(
+                    f"the tool {t.name!r} is already a tool here ({taken[t.name]}): "
+                    "two tools cannot share a name; remove that server first"
+                )
         for name in names:
             ctx.tool_names[name] = None
         print(f"tools: {', '.join(ctx.tool_names)} (added {', '.join(t.name for t in added)})")
@@ -85,8 +92,29 @@ def _add_mcp(ctx: Context, call: Call, names: tuple[str, ...]) -> None:
     if key in ctx.mcp_servers:
         found.close()
         raise DurableError(f"an MCP server is already named {key!r}: give this one --name N")
+    taken = _taken(ctx)
+    clash = next((t.name for t in found if t.name in taken), None)
+    if clash is not None:
+        found.close()
+        raise DurableError(
+            f"the MCP server {key}'s tool {clash!r} is already a tool here ({taken[clash]}): "
+            "two tools cannot share a name; remove that one first"
+        )
     ctx.mcp_servers[key] = found
     print(f"MCP server {key} ({found.server.where}): {', '.join(t.name for t in found) or 'no tools'}")
+
+
+def _taken(ctx: Context, mcp_only: bool = False) -> dict[str, str]:
+    """Return ``{tool name: whose it is}`` of the session's tools: each MCP server's and (unless
+    ``mcp_only``) the notebook functions added, those that still resolve. O(tools)."""
+    out = {t.name: f"of the MCP server {k}" for k, s in ctx.mcp_servers.items() for t in s}
+    if not mcp_only:
+        for n in ctx.tool_names:
+            try:
+                out.update({t.name: f"the notebook function {n}" for t in ctx.resolve_tools([n])})
+            except DurableError:  # a function since deleted: the next turn says so
+                pass
+    return out
 
 
 @verb(
