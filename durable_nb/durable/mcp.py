@@ -151,7 +151,9 @@ class McpTool(Tool):
 
         Raises :class:`ToolArgumentsError` when the arguments do not fit (no
         call is made). A refusal, an error result, or a server that cannot be
-        reached is an ``is_error`` output; ``KeyboardInterrupt`` propagates.
+        reached, or a result that cannot be read (an image that is not base64)
+        is an ``is_error`` output with the server recorded; ``KeyboardInterrupt``
+        propagates.
         """
         arguments = self.validate(call.arguments)
         record = {**self.provenance, "approval": self._decide(call)}
@@ -164,7 +166,13 @@ class McpTool(Tool):
             record["duration_ms"] = round((time.perf_counter() - start) * 1000, 3)
             return ToolOutput([ai.Text(error_text(e))], True, {"mcp": record})
         record["duration_ms"] = round((time.perf_counter() - start) * 1000, 3)
-        return ToolOutput(result_blocks(result), bool(result.is_error), {"mcp": record})
+        try:
+            blocks = result_blocks(result)
+        except Exception as e:  # noqa: BLE001 - e.g. an image whose data is not base64: the model reads why
+            reason = " ".join(str(e).split()) or type(e).__name__
+            why = McpError(f"the MCP server {self.server._label()} sent a result that cannot be read: {reason}")
+            return ToolOutput([ai.Text(error_text(why))], True, {"mcp": record})
+        return ToolOutput(blocks, bool(result.is_error), {"mcp": record})
 
     def _decide(self, call: ai.ToolCall) -> str:
         """``"always"``, ``"approved"`` or ``"refused"`` for this call."""

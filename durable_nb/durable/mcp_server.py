@@ -105,7 +105,8 @@ class Server:
 
         A server that died since the last call is restarted first (once, one
         line on stderr). Raises :class:`McpError` when it cannot be restarted
-        or dies during the call (the next call restarts it). A
+        or dies during the call (with its last stderr line, secrets masked;
+        the next call restarts it). A
         ``KeyboardInterrupt`` while waiting cancels the request and propagates.
         """
         if self._dead:
@@ -121,7 +122,9 @@ class Server:
             raise
         except Exception as e:  # noqa: BLE001 - the SDK raises its own errors and the transport's
             if self._dead:
-                raise McpError(f"the MCP server {self._label()} died during the call ({_one_line(e)})") from None
+                last = self._last_stderr_line()
+                said = f"; its last stderr line: {last}" if last else ""
+                raise McpError(f"the MCP server {self._label()} died during the call ({_one_line(e)}){said}") from None
             raise McpError(f"the MCP server {self._label()} failed: {_one_line(e)}") from None
 
     def close(self) -> None:

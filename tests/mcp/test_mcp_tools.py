@@ -273,3 +273,20 @@ def test_a_server_that_never_answers_the_handshake_times_out_in_one_line(monkeyp
     with pytest.raises(durable.McpError) as e:
         durable.mcp_tools([sys.executable, "-c", "import time; time.sleep(60)"])
     assert str(e.value).endswith("did not answer the handshake in 1 s")
+
+
+@slow
+def test_a_crash_mid_call_says_why_and_a_result_that_cannot_be_read_keeps_its_server(tmp_path, capsys):
+    tools = durable.mcp_tools(FIXTURE, name="crashing")
+    try:
+        agent = durable.Agent(store=JsonlStore(tmp_path), session_id="s", tools=tools)
+        agent.run('call crash {}\ncall bad_image {}\ncall slow {"seconds": 0.01}').wait()
+        crash, bad, after = results(JsonlStore(tmp_path))
+        assert crash.is_error and crash.extra["mcp"]["name"] == "crashing"
+        assert crash.text().startswith("McpError: the MCP server fixture died during the call")
+        assert crash.text().endswith("its last stderr line: fixture: out of memory while reading the index")
+        assert bad.is_error and bad.extra["mcp"]["name"] == "crashing"  # the server is still recorded
+        assert bad.text().startswith("McpError: the MCP server fixture sent a result that cannot be read:")
+        assert not after.is_error and after.text() == "slept 0.01"  # restarted, the run went on
+    finally:
+        tools.close()
