@@ -5,11 +5,16 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DurableError
 
 NAMED = ("temperature", "max_tokens", "top_p", "seed", "stop")
+_CREDENTIAL = re.compile(
+    r"api[_-]?key|secret|passw(or)?d|authori[sz]ation|(auth|access|bearer|refresh)[_-]?token", re.I
+)
 
 
 class SettingsError(DurableError):
@@ -41,9 +46,12 @@ def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     (an integer) and ``stop`` (a string or a list of strings) are checked;
     any other key is a provider extra, passed through unchanged, unless it
     is a near miss of a named one (``temprature``), which is refused as a
-    typo. Raises :class:`SettingsError` with one line naming each bad
-    setting. O(keys).
+    typo, or names a credential (``api_key``, ``extra_headers`` holding an
+    ``Authorization``: settings are stored with every reply, and a key never
+    reaches a store). Raises :class:`SettingsError` with one line naming each
+    bad setting, never showing a credential's value. O(keys).
     """
+    _refuse_credentials(settings, "")
     for key in settings:
         near = difflib.get_close_matches(key, NAMED, n=1, cutoff=0.85)
         if key not in NAMED and near:
@@ -67,3 +75,17 @@ def read_value(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+def _refuse_credentials(settings: Mapping[str, Any], within: str) -> None:
+    """Raise :class:`SettingsError` for a key (at any depth of nested dicts) that names a credential."""
+    for key, value in settings.items():
+        name = f"{within}{key}"
+        if isinstance(key, str) and _CREDENTIAL.search(key):
+            raise SettingsError(
+                f"setting {name!r} is a credential: settings are stored with every reply, so it is not taken "
+                "(the value is not shown); set the provider's environment variable (OPENAI_API_KEY, "
+                "ANTHROPIC_API_KEY) or give the model a client made with the key"
+            )
+        if isinstance(value, Mapping):
+            _refuse_credentials(value, f"{name}.")

@@ -348,6 +348,10 @@ def test_settings_per_run_over_session_defaults_and_each_reply_says_how_it_was_m
     with pytest.raises(durable.SettingsError, match=r"^unknown setting 'temprature' \(did you mean 'temperature'\?\)"):
         agent.run("y", settings={"temprature": 0.2})
     assert len(agent.entries()) == n
+    for bad in ({"api_key": "sk-s3cr3t"}, {"extra_headers": {"Authorization": "Bearer sk-s3cr3t"}}):
+        with pytest.raises(durable.SettingsError, match=r"is a credential: settings are stored") as e:
+            agent.run("y", settings=bad)  # a key never reaches the store with the reply's settings
+        assert "s3cr3t" not in str(e.value) and len(agent.entries()) == n
     agent.settings = {}
     agent.run("z").wait()
     assert model.seen[1][1].settings == {} and agent.path()[-1].message.settings is None

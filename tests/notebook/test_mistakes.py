@@ -87,6 +87,14 @@ def test_a_mistake_is_one_usage_line(newcomer, line, cell, message):
     assert "\n" not in text
 
 
+def test_a_credential_given_as_a_setting_is_refused_without_showing_it(newcomer):
+    for line in (f"set api_key={SECRET}", f"""set 'extra_headers={{"Authorization":"Bearer-{SECRET}"}}'"""):
+        with pytest.raises(UsageError) as e:
+            newcomer.run_line_magic("durable", line)
+        text = str(e.value)
+        assert "is a credential" in text and SECRET not in text and "\n" not in text
+
+
 def test_a_collector_url_with_a_password_is_refused_without_showing_it(newcomer):
     with pytest.raises(UsageError) as info:
         newcomer.run_line_magic("durable", f"trace otlp http://user:{SECRET}@localhost:9/v1/traces")
