@@ -173,7 +173,7 @@ def results_of(run: StoredRun, errors: dict[tuple[int, int], str] | None = None)
     same figures, and a later run of the name that leaves a grader out still counts its verdicts."""
     spec = run.spec
     cases: list[dict[str, Any]] = list(spec.get("case_rows") or [])
-    variants: list[str] = list(spec.get("variant_names") or [])
+    variants = [str(v) for v in spec.get("variant_names") or []]  # names, whatever a stored spec holds
     graders = list(dict.fromkeys(g for p in run.pairs.values() for g in p.verdicts))
     errors = errors or {}
     out = []

@@ -312,3 +312,27 @@ def test_every_case_continues_the_pinned_history_and_a_variant_system_prompt_is_
     on_branch = agent.path(french.entry_id)
     assert any(getattr(e, "message", None) is not None and e.message.role == "system" for e in on_branch)
     assert agent.leaf_id == agent.path()[-1].id and "later turn" in agent.path()[-1].message.text()
+
+
+def test_a_stored_run_whose_variant_names_are_not_strings_still_loads_and_draws(tmp_path):
+    """A run read back from a log another tool wrote (or a hand edit) may name a variant with a number:
+    the grid, its HTML and JUnit draw it as text, never a traceback."""
+    from durable_nb.evals.report import grid, junit
+    from durable_nb.session import JsonlStore
+
+    evals.run(
+        "Say {w}", [{"w": "hi"}], graders=[evals.contains("{w}")], name="r1", store=str(tmp_path), session_id="ev"
+    )
+    log = tmp_path / "ev.jsonl"
+
+    def renamed(o):
+        if isinstance(o, dict):
+            return {k: [7] if k == "variant_names" else renamed(v) for k, v in o.items()}
+        return [renamed(v) for v in o] if isinstance(o, list) else o
+
+    lines = [json.dumps(renamed(json.loads(line))) for line in log.read_text().splitlines()]
+    assert any('"variant_names": [7]' in line for line in lines)
+    log.write_text("\n".join(lines) + "\n")
+    run = evals.load(JsonlStore(tmp_path), "ev", "r1")
+    assert run.variants == ["7"] and "<th" in run._repr_html_() and "7" in grid(run)
+    assert "case 0 × 7" in junit(run, tmp_path / "r1.xml").read_text()
