@@ -6,9 +6,12 @@ entries included), an :class:`~durable_nb.importers.Imported`, a
 ``postgresql://...``), a log file of this project or another tool (read with
 :func:`durable_nb.importers.open_session`, never written), or a folder. A
 folder is a JSONL store when every ``*.jsonl`` directly in it is a durable_nb
-log (an empty folder too); otherwise it is a folder of logs, and every
-``*.jsonl`` under it, at any depth, is opened read-only (a file that cannot be
-read is skipped with a one-line warning). Pure; imports nothing from Jupyter.
+log, or when no ``*.jsonl`` is under it at any depth (an empty store); otherwise
+it is a folder of logs (``~/.claude/projects``, whose logs are in folders
+below it), and every ``*.jsonl`` under it, at any depth, is opened read-only
+(a file that cannot be read is skipped with a one-line warning). A store
+string naming no store is one line: reading makes nothing. Pure; imports
+nothing from Jupyter.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from .durable import Agent
 from .errors import DurableError
-from .session import Entry, Store, open_store, path, resume_leaf, store_kind
+from .session import Entry, Store, check_store_path, open_store, path, resume_leaf, store_kind
 from .session.store import Describable
 
 
@@ -59,6 +62,7 @@ def read(source: object, sessions: str | Iterable[str] | None = None) -> list[Se
     elif isinstance(source, (str, os.PathLike)):
         in_files = _of_path(os.fspath(source), sessions)
         if in_files is None:
+            check_store_path(source, existing=True)  # reading makes nothing: a misspelt store is one line
             with closing(open_store(os.fspath(source))) as opened:
                 return _of_store(opened, sessions)
         found = in_files
@@ -114,10 +118,13 @@ def _of_path(spec: str, sessions: str | Iterable[str] | None) -> list[Session] |
     if not p.is_dir():
         raise DurableError(f"no store or log at {p}: give a store folder, a .db file, a postgresql:// DSN or a log")
     direct = sorted(p.glob("*.jsonl"))
-    if all(_is_durable_log(f) for f in direct):
-        return None  # a JSONL store (or an empty folder)
+    if direct and all(_is_durable_log(f) for f in direct):
+        return None  # a JSONL store
+    nested = sorted(p.rglob("*.jsonl"))
+    if not nested:
+        return None  # no log at any depth: an empty store
     out = []
-    for f in sorted(p.rglob("*.jsonl")):
+    for f in nested:  # logs beside, or only in folders below (~/.claude/projects/PROJECT/*.jsonl)
         try:
             out.append(_of_log(f))
         except DurableError as e:
