@@ -12,8 +12,11 @@ Usage follows the providers' names (see :mod:`durable_nb.models`):
 ``input_tokens`` / ``output_tokens``, plus ``cache_read_input_tokens`` and,
 from Anthropic's Messages API, ``cache_creation_input_tokens``. Anthropic
 counts cached tokens outside ``input_tokens``; OpenAI's Chat Completions
-inside (its usage never has ``cache_creation_input_tokens``), so the cache
-tokens are added to the input here only for the former. The model name is
+inside (its usage never has ``cache_creation_input_tokens``, and its cache
+read never exceeds the input), so the cache tokens are added to the input
+here only for the former. OpenAI's own names (``prompt_tokens``,
+``completion_tokens``, ``prompt_tokens_details.cached_tokens``) are read too;
+a usage with no token count at all is no usage (cost unknown). The model name is
 the one recorded on the message (``gpt-4o-mini-2024-07-18``, or
 ``openai:gpt-4o-mini`` when the provider reported none); a leading
 ``openai:`` / ``anthropic:`` picks that provider's prices. Prices are
@@ -25,7 +28,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from . import ai
 from .models import split_base_url
@@ -59,7 +62,7 @@ def tokens(message: ai.Message) -> tuple[int, int] | None:
     read. A count that is not a whole number reads as 0. O(1).
     """
     u = message.usage
-    if not u:
+    if not _counted(u):
         return None
     inp, out, _, _ = _usage(u)
     return inp, out
@@ -73,7 +76,7 @@ def message_cost(message: ai.Message) -> Decimal | None:
     callable). Never 0 for unknown. The first call per distinct model and
     usage costs ~0.2 ms (genai-prices); repeats are cached.
     """
-    if message.role != "assistant" or not message.model or not message.usage:
+    if message.role != "assistant" or not message.model or not _counted(message.usage):
         return None
     return _price(message.model, *_usage(message.usage))
 
@@ -83,7 +86,7 @@ def priced_tokens(message: ai.Message) -> tuple[int, int, Decimal | None] | None
     (:func:`tokens` and :func:`message_cost` together), ``None`` without usage. For tables of many
     messages (:func:`durable_nb.frame`). O(1), the price cached as :func:`message_cost`'s."""
     u = message.usage
-    if not u:
+    if not _counted(u):
         return None
     counts = _usage(u)
     cost = _price(message.model, *counts) if message.role == "assistant" and message.model else None
@@ -146,7 +149,7 @@ def tally(messages: Iterable[ai.Message], start: Tally | None = None) -> Tally:
         if m.role != "assistant":
             continue
         u = m.usage
-        if not u:  # the common case of a model that reports nothing (offline): unknown, no tokens
+        if not _counted(u):  # the common case of a model that reports nothing (offline): unknown, no tokens
             unpriced += 1
             continue
         inp, out, read, write = _usage(u)
@@ -200,17 +203,31 @@ def format_tally(t: Tally) -> str:
 def _usage(u: dict[str, Any]) -> tuple[int, int, int, int]:
     """Return ``(input, output, cache read, cache write)`` tokens of a usage dict, the input being
     what the model read: the one home of the cache-token rule. Anthropic's Messages API (its usage
-    has ``cache_creation_input_tokens``) counts cached tokens outside ``input_tokens``, so they are
-    added; OpenAI's Chat Completions counts them inside. A count that is missing, negative or not an
-    int counts 0. O(1)."""
+    has ``cache_creation_input_tokens``, or a cache read larger than ``input_tokens``) counts cached
+    tokens outside ``input_tokens``, so they are added; OpenAI's Chat Completions counts them inside.
+    OpenAI's own names (``prompt_tokens``, ``completion_tokens``, ``prompt_tokens_details.cached_tokens``)
+    are read when ours are absent. A count that is missing, negative or not an int counts 0. O(1)."""
     inp, out, read = u.get("input_tokens", 0), u.get("output_tokens", 0), u.get("cache_read_input_tokens", 0)
     if not (type(inp) is int and type(out) is int and type(read) is int and inp >= 0 and out >= 0 and read >= 0):
         inp, out = _count(u, "input_tokens"), _count(u, "output_tokens")  # the uncommon case, counted one by one
         read = _count(u, "cache_read_input_tokens")
-    if "cache_creation_input_tokens" not in u:
+    if "input_tokens" not in u and "output_tokens" not in u and ("prompt_tokens" in u or "completion_tokens" in u):
+        inp, out = _count(u, "prompt_tokens"), _count(u, "completion_tokens")  # OpenAI's usage as it sent it
+        details = u.get("prompt_tokens_details")
+        read = _count(details, "cached_tokens") if isinstance(details, dict) else read
+        return inp, out, min(read, inp), 0
+    if "cache_creation_input_tokens" not in u and read <= inp:
         return inp, out, read, 0
     write = _count(u, "cache_creation_input_tokens")
     return inp + read + write, out, read, write
+
+
+def _counted(u: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+    """Return whether usage ``u`` has a token count at all (a usage without one reads as no usage)."""
+    return u is not None and any(k in u for k in _COUNT_KEYS)
+
+
+_COUNT_KEYS = ("input_tokens", "output_tokens", "prompt_tokens", "completion_tokens")
 
 
 def _count(usage: dict[str, Any], key: str) -> int:
