@@ -55,16 +55,29 @@ def plan(entries: Sequence[Entry], parent_id: str, drop_system: bool = False) ->
     ``drop_system``: the replay sets its own) and custom entries whose kind
     is replayed (notes; not labels, see :mod:`durable_nb.kinds`). The model's side is not: assistant messages and tool
     results are produced again. A compaction entry is left out (the new
-    branch keeps the full history) and said so in ``skipped``. A turn ends
-    at each ordinary user message. The copies' ``ephemeral_context`` marks
+    branch keeps the full history) and said so in ``skipped``. A turn is
+    the input up to the model's first message after an ordinary user
+    message (input after the user's message, like a meta entry its run
+    was given, included); a turn that got no reply ends at its message. The copies' ``ephemeral_context`` marks
     are removed (the replay sends no ephemeral input). O(len(entries)).
     """
     p = Plan(fork_id=parent_id)
     group: list[Entry] = []
+    turn_at = -1  # where in group its turn's user message is (-1: none yet)
+    turn_marks: list[str] = []  # that message's ephemeral marks
     started = False
     last = parent_id
+
+    def close(end: int) -> list[Entry]:  # group[:end] is a turn; the rest stays for the next
+        p.turns.append(group[:end])
+        p.settings.append(None)
+        p.ephemeral.append(turn_marks)
+        return group[end:]
+
     for e in entries:
         if isinstance(e, MessageEntry) and e.message.role in ("assistant", "tool_result"):
+            if turn_at >= 0:  # the model's side: the input before it (also after the user's message) is its turn's
+                group, turn_at = close(len(group)), -1
             if p.settings and p.settings[-1] is None and e.message.role == "assistant":
                 p.settings[-1] = dict(e.message.settings or {})
             last = e.id
@@ -86,12 +99,13 @@ def plan(entries: Sequence[Entry], parent_id: str, drop_system: bool = False) ->
             e = msgspec.structs.replace(e, message=msgspec.structs.replace(e.message, ephemeral_context=None))
         else:
             marks = []
-        group.append(e)
         if is_turn_start(e):
-            p.turns.append(group)
-            p.settings.append(None)
-            p.ephemeral.append(marks)
-            group = []
+            if turn_at >= 0:  # the turn before got no reply: what followed its message goes with this one
+                group = close(turn_at + 1)
+            turn_at, turn_marks = len(group), marks
+        group.append(e)
+    if turn_at >= 0:
+        group = close(turn_at + 1)
     p.tail = group
     return p
 
