@@ -20,7 +20,7 @@ A **diff** (:func:`diff`) says what a second request changes against a
 first: messages removed, added and changed, aligned with
 :class:`difflib.SequenceMatcher` over :func:`request_key` (the part of a
 message the provider receives: role, content, injection, tool-call fields;
-not origin, usage, model, settings or timing, which are bookkeeping), plus
+not origin, usage, model, settings, timing or pi's api/provider/timestamp, which are bookkeeping), plus
 the system prompt, the settings and the model, each only when they differ.
 Nothing here imports Jupyter; nothing writes.
 """
@@ -121,6 +121,9 @@ _BOOKKEEPING = {
     "settings": None,
     "timing": None,
     "ephemeral_context": None,  # the mark a replay reads; providers are not sent it
+    "api": None,  # pi's own fields (an imported reply's): which API made it, and when
+    "provider": None,
+    "timestamp": None,
 }
 
 
@@ -128,7 +131,7 @@ def request_key(message: ai.Message) -> bytes:
     """Return the part of ``message`` a provider receives, as canonical JSON bytes: two messages
     with equal keys were sent the same. Role, content blocks (images and files by their bytes),
     injection, tool-call id and name, error flag; not origin, usage, stop reason, model, settings,
-    timing or the ephemeral-context mark. O(size of the message)."""
+    timing, the ephemeral-context mark, nor pi's api, provider and timestamp. O(size of the message)."""
     bare = msgspec.structs.replace(message, **_BOOKKEEPING)
     return msgspec.json.encode(codec.encode_message(bare), order="sorted")
 

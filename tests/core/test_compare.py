@@ -128,6 +128,9 @@ def test_bookkeeping_is_not_a_difference_but_injection_is():
     bookkept = msgspec.structs.replace(plain, origin="cell:1", usage={"input_tokens": 1}, timing={"total_ms": 1.0})
     assert request_key(plain) == request_key(bookkept)
     assert request_key(plain) != request_key(msgspec.structs.replace(plain, injected=ai.Injection.META))
+    # pi's own fields (an imported session's replies carry them; a replay's new ones do not) are not sent either
+    stamped = msgspec.structs.replace(plain, timestamp="2025-01-01T00:00:00Z", api="anthropic-messages", provider="x")
+    assert request_key(plain) == request_key(stamped)
     image = ai.Message(role="user", content=[ai.Image(b"\x89PNG1")])
     assert request_key(image) != request_key(ai.Message(role="user", content=[ai.Image(b"\x89PNG2")]))
 
