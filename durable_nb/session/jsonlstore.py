@@ -12,8 +12,8 @@ The store never truncates bytes it did not write. A crash mid-write leaves at
 most a torn final line (a cut-off JSON object): load drops it; the next append
 starts with a blank line (``"\n\n"`` after the torn bytes), which closes the
 torn line without touching it, and load drops such a closed torn line too. A
-batch that fails part-way (full disk) is cut back to where it began, so a
-batch is all or nothing. An append to a log that was truncated or replaced
+batch that fails part-way (full disk) or is interrupted (Ctrl-C) is cut back
+to where it began, so a batch is all or nothing. An append to a log that was truncated or replaced
 since this store read it is refused (:class:`~durable_nb.errors.LogChanged`)
 instead of writing entries into a file that lost its ``session_init`` line.
 """
@@ -243,7 +243,7 @@ class JsonlStore:
                 if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                     payload = b"\n\n" + payload  # close a torn line (never cut it); see the module docs
                 try:
-                    end = _append_batch(fd, payload)
+                    end = _append_batch(fd, payload, st.st_size)
                 except OSError as e:
                     raise _write_error(f"cannot append to session {id!r}", f, e) from None
                 self._seen[id] = (st.st_dev, st.st_ino, end)
@@ -622,13 +622,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _append_batch(fd: int, data: bytes) -> int:
+def _append_batch(fd: int, data: bytes, expect: int = -1) -> int:
     """Write ``data`` at the end of the ``O_APPEND`` file ``fd``, all or nothing; return the offset just past it.
 
-    One ``write`` normally does it all. If a write fails after some bytes
-    went in (a full disk), the file is cut back to where ``data`` began, but
-    only when those bytes are this call's alone and still the file's end
-    (nothing of another writer is ever cut); then the error is raised.
+    One ``write`` normally does it all. If it fails or is interrupted after
+    some bytes went in (a full disk; a Ctrl-C, whose ``KeyboardInterrupt``
+    comes as the ``write`` returns, before its count is known), the file is
+    cut back to where ``data`` began (``expect``, the file's size under the
+    lock, until a write says where it landed), but only when the bytes from
+    there to the file's end are a prefix of ``data`` (nothing of another
+    writer is ever cut); then the error is raised.
     """
     view = memoryview(data)
     start = end = -1
@@ -643,7 +646,23 @@ def _append_batch(fd: int, data: bytes) -> int:
             end = pos
             view = view[n:]
     except BaseException:
-        if start >= 0 and os.fstat(fd).st_size == end:
-            os.ftruncate(fd, start)
+        begin = expect if start == -1 else start
+        if begin >= 0 and _ours(fd, begin, data):
+            os.ftruncate(fd, begin)
         raise
     return end
+
+
+def _ours(fd: int, begin: int, data: bytes) -> bool:
+    """Whether the bytes of ``fd`` from ``begin`` to its end are a non-empty prefix of ``data``
+    (read back a MB at a time: only a failed append pays for it)."""
+    size = os.fstat(fd).st_size
+    if not 0 < size - begin <= len(data):
+        return False
+    view, at, step = memoryview(data), begin, 1 << 20
+    while at < size:
+        k = min(step, size - at)
+        if os.pread(fd, k, at) != view[at - begin : at - begin + k]:
+            return False
+        at += k
+    return True
