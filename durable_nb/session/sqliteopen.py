@@ -5,8 +5,11 @@ Read-only: a database whose file or folder cannot be written (read-only
 media, a read-only mount, permissions) is opened ``mode=ro``, and where
 that cannot work either (a WAL database needs its ``-shm`` file, which a
 read-only folder cannot hold) ``immutable=1``: then SQLite reads the file
-as it is, without locks, which is right for media nobody writes (what a
-writer had not checkpointed into the file yet is not seen). Nothing is
+as it is, without locks, which is right for media nobody writes. A
+database whose write-ahead log (``-wal``) is not empty is refused there in
+one line instead: ``immutable=1`` would not see the writes in it (a writer
+killed before checkpointing), and a session would load without its last
+entries. Nothing is
 created in a read-only database; its writes are refused by the store.
 """
 
@@ -109,6 +112,8 @@ def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
     uri = "file:" + quote(str(path.resolve()))
     last: sqlite3.DatabaseError | None = None
     for how in ("mode=ro", "mode=ro&immutable=1"):
+        if how.endswith("immutable=1"):
+            _check_no_wal(path)
         db = sqlite3.connect(f"{uri}?{how}", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
         try:
             complete = check_tables(db, path)
@@ -129,6 +134,22 @@ def _read_only(path: Path, timeout: float) -> sqlite3.Connection:
         return db
     assert last is not None
     raise error(last, path, "open", timeout) from None
+
+
+def _check_no_wal(path: Path) -> None:
+    """Raise :class:`DurableError` when ``path`` has a write-ahead log that is not empty: ``immutable=1``
+    would read the file without it, and silently miss every write not yet checkpointed into it."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        pending = wal.stat().st_size > 0
+    except OSError:
+        return
+    if pending:
+        raise DurableError(
+            f"cannot read the SQLite store {path} here: its write-ahead log {wal.name} holds writes not yet in "
+            f"{path.name} (a writer stopped before checkpointing), and read-only it needs {path.name}-shm to read "
+            f"them; copy {path.name} and {wal.name} to a folder that can be written and open the copy"
+        )
 
 
 def check_tables(db: sqlite3.Connection, path: Path) -> bool:

@@ -274,3 +274,41 @@ def test_a_read_only_file_and_folder_open_read_only_for_an_unprivileged_user(rea
     assert ro is True and ids == ["1"] and "is open read-only" in refusal, out
     os.chmod(path, 0o644)
     assert sorted(os.listdir(readonly_dir)) == ["team.db"]
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+from durable_nb import ai, session
+path = sys.argv[1]
+st = session.SqliteStore(path)
+st.create_session("s")
+st.append_entries("s", [session.MessageEntry(id="1", parent_id="", created_at="t", message=ai.user_message("a"))])
+st.close()  # the last connection: checkpointed into the file, no -wal left
+st = session.SqliteStore(path)
+for i in "234":
+    st.append_entries("s", [session.MessageEntry(id=i, parent_id="", created_at="t", message=ai.user_message(i))])
+print("acknowledged", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # killed before any checkpoint: entries 2-4 live in team.db-wal only
+"""
+
+
+@pytest.mark.parametrize("shm", ["kept", "lost"])
+def test_a_killed_writers_wal_on_read_only_media_is_never_silently_skipped(readonly_dir, shm):
+    path = os.path.join(readonly_dir, "team.db")
+    done = subprocess.run([sys.executable, "-c", _KILLED_WRITER, path], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "acknowledged\n", done.stderr
+    assert os.path.getsize(path + "-wal") > 0
+    if shm == "lost":  # the database and its log copied (or kept) without the -shm file
+        os.unlink(path + "-shm")
+    for name in os.listdir(readonly_dir):
+        os.chmod(os.path.join(readonly_dir, name), 0o444)
+    os.chmod(readonly_dir, 0o555)
+
+    def load():
+        return [e.id for e in session.SqliteStore(path).load_entries("s")]
+
+    out = in_child(load, as_nobody=True)
+    # every acknowledged entry, or one line saying why it cannot be read here (main: ['1'], silently)
+    assert out == "ok ['1', '2', '3', '4']" or (
+        out.startswith("DurableError: ") and "team.db-wal holds writes not yet in team.db" in out and "\n" not in out
+    ), out
