@@ -15,7 +15,7 @@ from ..session.kinds import Kind, register
 from ..session.rules import ASIDE
 from .records import record_text
 
-PREFIXES = ("claude_code.", "codex.")
+PREFIXES = ("claude_code.", "codex.", "llm.")  # llm: its provider metadata, its server-run tools
 ON_CHAIN_KINDS = frozenset(
     {"claude_code.system.compact_boundary", "claude_code.sidechain", "codex.event_msg.thread_rolled_back"}
 )
