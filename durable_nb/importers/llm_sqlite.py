@@ -30,6 +30,8 @@ the threads forked from T (recursively). Mapping:
   added (a message shared by several turns: the earliest);
 - provider metadata (signatures, encrypted reasoning) → an aside
   ``llm.provider_metadata`` hanging off its message (raw JSON kept);
+- a tool the provider ran itself (a ``server_executed`` call and result in
+  a reply) → an aside ``llm.server_tool`` hanging off the reply (its parts);
 - each thread → a label (contract A: ``CustomEntry(kind="label")``) named
   by its id, hanging off its tip, so ``%durable branch <thread id>`` works.
 
@@ -206,6 +208,9 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
                 meta.update({f"part {i}": m for i, m in _part_metadata(parts)})
                 if meta:
                     entries.append(custom("llm.provider_metadata", meta, f"{h}.meta", made[0].id, at))
+            if made[0].message.role != "tool_result" and any(_server(d) for d in parts):
+                server = [_raw(d) for d in parts if type(d) is dict and _server(d)]
+                entries.append(custom("llm.server_tool", {"parts": server}, f"{h}.server", made[0].id, at))
     except DurableError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
@@ -327,6 +332,20 @@ def _attachment(a: Any) -> ai.Block:
     return ai.Text(f"[attachment {mime or 'file'}: {where}]")
 
 
+def _server(d: Part) -> bool:
+    """Whether a part is a tool call or result the provider ran itself (``server_executed``: a web search)."""
+    return type(d) is dict and bool(d.get("server_executed"))
+
+
+def _raw(d: dict[str, Any]) -> dict[str, Any]:
+    """Return a part as llm's wire dict, attachments' bytes as base64 (JSON an entry can hold)."""
+    if not d.get("attachments"):
+        return d
+    atts = [{k: base64.b64encode(v).decode() if isinstance(v, bytes) else v for k, v in a.items()}
+            if isinstance(a, dict) else a for a in d["attachments"]]  # fmt: skip
+    return {**d, "attachments": atts}
+
+
 def _block(d: Part) -> ai.Block:
     if type(d) is not dict:  # a plain text or reasoning part, read as its block
         return d  # type: ignore[return-value]
@@ -351,7 +370,7 @@ def _block(d: Part) -> ai.Block:
 def _entries(h: str, parent: str, at: str, role: str, parts: list[Part], turn: _Turn | None) -> list[MessageEntry]:
     """Return the entries of one llm message: one, or one per tool result (chained)."""
     results = [d for d in parts if type(d) is dict and d["type"] == "tool_result"]
-    if role == "tool" or results:
+    if role == "tool" or (results and not all(map(_server, results))):
         out: list[MessageEntry] = []
         for i, d in enumerate(results or [{"type": "tool_result", "output": ""}]):
             content: list[ai.Block] = [ai.Text(str(d.get("output") or ""))]
@@ -377,7 +396,7 @@ def _entries(h: str, parent: str, at: str, role: str, parts: list[Part], turn: _
         usage = dict(turn.usage)
     msg = ai.Message(
         role=r,  # type: ignore[arg-type]
-        content=[_block(d) for d in parts],
+        content=[_block(d) for d in parts if not _server(d)],  # a server-run tool: an aside (see _load)
         model=model or None,
         usage=usage or None,
         origin=None if r == role else f"llm:{role}",
