@@ -11,7 +11,7 @@ extra), which migrates older formats. Mapping:
   epoch, target, metadata, its ``model_usage``, error), then its messages
   chained under it: system, user, assistant (reasoning → thinking blocks, a
   redacted one kept redacted; tool calls) and tool messages → message
-  entries (an error → ``is_error``); a message's ``metadata`` ``injected`` /
+  entries (an error → ``is_error``, its message the result's text, as Inspect sends it); a message's ``metadata`` ``injected`` /
   ``origin`` (this project's own export writes them) make it injected input
   again; images (``data:`` URLs) → image blocks;
 - each score → a verdict (:class:`~durable_nb.kinds.verdict.VerdictEntry`)
@@ -175,6 +175,10 @@ def _message(m: Any) -> ai.Message:
                  for c in m.tool_calls or []]  # fmt: skip
         return ai.Message("assistant", [*blocks, *calls], model=m.model, injected=injected, origin=origin)
     if m.role == "tool":
+        why = m.error.get("message") if isinstance(m.error, dict) else getattr(m.error, "message", None)
+        if isinstance(why, str) and why != "\n".join(b.text for b in blocks if isinstance(b, ai.Text)):
+            # what Inspect sends the model for a failed call (its tool loop leaves the content empty)
+            blocks = [b for b in blocks if not (isinstance(b, ai.Text) and not b.text)] + [ai.Text(why)]
         return ai.Message("tool_result", blocks, tool_call_id=m.tool_call_id or "", tool_name=m.function,
                           is_error=m.error is not None)  # fmt: skip
     if m.role == "system":
