@@ -82,7 +82,7 @@ def load(p: Path) -> Loaded:
 
     direct = inspect_zip.read(p)
     if direct is not None:
-        return _loaded(p, direct)
+        return _unread(p, _loaded(p, direct), direct)
     try:
         from inspect_ai.log import EvalLog, read_eval_log
     except ImportError:
@@ -108,6 +108,20 @@ def load(p: Path) -> Loaded:
         raise DurableError(f"{p}: not an Inspect log inspect_ai {inspect_ai.__version__} reads ({_first(e)})") from None
     loaded = _loaded(p, log)
     loaded.lenient = True
+    return _unread(p, loaded, log) if zipfile.is_zipfile(p) else loaded
+
+
+def _unread(p: Path, loaded: Loaded, log: Any) -> Loaded:
+    """Add a note naming the samples the ``.eval``'s summaries list that no member holds (a damaged or pruned
+    zip: inspect_ai reads the rest without a word). O(samples)."""
+    from . import inspect_zip
+
+    read = {(str(s.id), s.epoch) for s in log.samples or []}
+    gone = [f"id {i} epoch {e}" for i, e in dict.fromkeys(inspect_zip.listed(p)) if (i, e) not in read]
+    if gone:
+        more = ", ..." if len(gone) > 5 else ""
+        loaded.warnings.append(f"{p.name}: {len(gone)} sample(s) its summaries list are not in the file, "
+                               f"not read: {', '.join(gone[:5])}{more}")  # fmt: skip
     return loaded
 
 

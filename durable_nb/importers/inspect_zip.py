@@ -179,6 +179,32 @@ def read(p: Path) -> Log | None:
     return Log(spec, head.status, head.results, samples)
 
 
+class _Listed(msgspec.Struct):
+    id: int | str
+    epoch: int
+
+
+_LISTED = msgspec.json.Decoder(list[_Listed])
+
+
+def listed(p: Path) -> list[tuple[str, int]]:
+    """Return the ``(id, epoch)`` of each sample an ``.eval``'s summaries list (``summaries.json``, else a log
+    being written's ``_journal/summaries/*.json``), in their order; ``[]`` when there are none to read.
+    inspect_ai writes a sample's summary with its member, so one listed here that no member holds is lost."""
+    try:
+        with zipfile.ZipFile(p) as z:
+            if not _can_read(z):
+                return []
+            names = z.namelist()
+            if "summaries.json" in names:
+                parts = ["summaries.json"]
+            else:
+                parts = [n for n in names if n.startswith("_journal/summaries/") and n.endswith(".json")]
+            return [(str(s.id), s.epoch) for n in parts for s in _LISTED.decode(z.read(n))]
+    except (zipfile.BadZipFile, OSError, msgspec.DecodeError, ValueError, EOFError):
+        return []
+
+
 class _Unusual(Exception):
     """A sample inspect_ai would migrate or refuse: its reader decides."""
 
