@@ -219,21 +219,25 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if len(core) < 4:
             continue
         for form in {core, json.dumps(core)[1:-1], repr(core)[1:-1]}:
-            text = _mask_prefix_runs(text, form)
+            text = prefix_runs(text, form, "***", MIN_KEY_PREFIX)[0]
     return text
 
 
-def _mask_prefix_runs(text: str, key: str) -> str:
-    head = key[:MIN_KEY_PREFIX]
+def prefix_runs(text: str, key: str, label: str, min_run: int) -> tuple[str, int]:
+    """Return ``text`` with every run of ``key``'s first ``min_run`` or more characters (all of a
+    shorter key), as far as it goes on matching, replaced by ``label``, and how many there were:
+    a key quoted whole or cut short. The one home of that rule (provider errors, ``--redact``).
+    O(len(text))."""
+    head = key[:min_run]
     pieces: list[str] = []
     i = 0
     while (j := text.find(head, i)) >= 0:
         k = len(head)
         while k < len(key) and j + k < len(text) and text[j + k] == key[k]:
             k += 1
-        pieces += [text[i:j], "***"]
+        pieces += [text[i:j], label]
         i = j + k
-    return "".join(pieces) + text[i:] if pieces else text
+    return ("".join(pieces) + text[i:], len(pieces) // 2) if pieces else (text, 0)
 
 
 def safe_url(url: str) -> str:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DurableError
+from ..models.failures import prefix_runs
 from ..session import MemoryStore, decode, encode
 
 WHAT = ("emails",)  # what --redact may add to the default (secrets, env, home)
@@ -135,7 +136,8 @@ class Redactor:
         ``s`` is the value of a key naming an id, which the entropy rule leaves alone (the named
         detectors still apply: an AWS access key id is a secret). O(len(s)) per detector and line."""
         for value, name in self._env:
-            s = self._env_runs(s, value, f"[redacted:${name}]")
+            s, n = prefix_runs(s, value, f"[redacted:${name}]", MIN_ENV_RUN)
+            self._count("env", n)
         s = self._secrets(s, not an_id)
         if self._home is not None:
             s, n = self._home.subn("~", s)
@@ -144,23 +146,6 @@ class Redactor:
             s, n = _EMAIL.subn("[redacted:email]", s)
             self._count("email", n)
         return s
-
-    def _env_runs(self, s: str, value: str, label: str) -> str:
-        """Return ``s`` with every run of ``value``'s first :data:`MIN_ENV_RUN` or more characters (all of
-        a shorter value), as far as it matches, replaced by ``label``. O(len(s))."""
-        head = value[:MIN_ENV_RUN]
-        pieces: list[str] = []
-        i = 0
-        while (j := s.find(head, i)) >= 0:
-            k = len(head)
-            while k < len(value) and j + k < len(s) and s[j + k] == value[k]:
-                k += 1
-            pieces += [s[i:j], label]
-            i = j + k
-        if not pieces:
-            return s
-        self.counts["env"] += len(pieces) // 2
-        return "".join(pieces) + s[i:]
 
     def _count(self, label: str, n: int) -> None:
         if n:
