@@ -45,7 +45,7 @@ from typing import Any, Union, cast
 import msgspec
 
 from .. import ai
-from .compact import consume, untrack_all
+from .compact import become, consume, untrack_all
 from .entry import CompactionEntry, Entry, MessageEntry
 
 _UNSET = msgspec.UNSET
@@ -190,7 +190,8 @@ def _make_probe(top: str, inner: str) -> _Probe:
     the entry) and ``inner`` (on the message), ``""`` for none: the decoder makes subclasses of the
     real entry, message and tool call that redeclare their ``extra`` field under the unknown name and
     their fields without ``None``, so they have the real classes' layout; the finish turns a decoded
-    run into the real classes' instances, the unknown values into ``extra``. Raises ``TypeError``/``ValueError`` for a name msgspec cannot declare."""
+    run into the real classes' instances, the unknown values into ``extra``. Raises
+    ``TypeError``/``ValueError`` for a name msgspec cannot declare."""
     fields: list[Any] = [
         (f.name, _strict(f.type), msgspec.field(default=f.default, name=f.encode_name))
         for f in _MESSAGE_FIELDS
@@ -226,9 +227,9 @@ def _finisher(probe: type, top: str, inner: str) -> Callable[[list[Any]], None]:
 
     def finish(entries: list[Any]) -> None:
         probes = list(filter(is_probe, entries))
-        consume(map(setattr, probes, repeat("__class__"), repeat(MessageEntry)))
+        become(probes, MessageEntry)
         messages = list(map(message_of, probes))
-        consume(map(setattr, messages, repeat("__class__"), repeat(ai.Message)))
+        become(messages, ai.Message)
         if top:
             _wrap(probes, top)
         if inner:

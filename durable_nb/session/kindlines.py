@@ -41,14 +41,13 @@ import gc
 import types
 import typing
 from collections.abc import Callable
-from itertools import repeat
 from operator import attrgetter
 from typing import Any, Literal, Union, cast
 
 import msgspec
 
 from ..ai import EXTRA
-from .compact import consume, untrack_all
+from .compact import become, consume, untrack_all
 from .entry import CompactionEntry, CustomEntry, MessageEntry, custom_class
 
 _KIND = b'"kind":'
@@ -187,7 +186,7 @@ def _finisher(
 
     def finish(entries: list[Any]) -> None:
         probes = list(filter(is_probe, entries))
-        consume(map(setattr, probes, repeat("__class__"), repeat(cls)))
+        become(probes, cls)
         for field in fields:  # a tracked value of a JSON-typed field is a list or a dict
             untrack_all(filter(gc.is_tracked, map(field, probes)))
         if check is not None:
