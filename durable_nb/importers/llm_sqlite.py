@@ -50,7 +50,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import Any
+from typing import Any, TypeGuard
 
 from .. import ai
 from ..errors import CorruptLog, DurableError
@@ -209,7 +209,7 @@ def _load(db: sqlite3.Connection, path: Path, cid: str) -> Loaded:
                 if meta:
                     entries.append(custom("llm.provider_metadata", meta, f"{h}.meta", made[0].id, at))
             if made[0].message.role != "tool_result" and any(_server(d) for d in parts):
-                server = [_raw(d) for d in parts if type(d) is dict and _server(d)]
+                server = [_raw(d) for d in parts if _server(d)]
                 entries.append(custom("llm.server_tool", {"parts": server}, f"{h}.server", made[0].id, at))
     except DurableError:
         raise
@@ -332,7 +332,7 @@ def _attachment(a: Any) -> ai.Block:
     return ai.Text(f"[attachment {mime or 'file'}: {where}]")
 
 
-def _server(d: Part) -> bool:
+def _server(d: Part) -> TypeGuard[dict[str, Any]]:
     """Whether a part is a tool call or result the provider ran itself (``server_executed``: a web search)."""
     return type(d) is dict and bool(d.get("server_executed"))
 

@@ -12,10 +12,11 @@ The store never truncates bytes it did not write. A crash mid-write leaves at
 most a torn final line (a cut-off JSON object): load drops it; the next append
 starts with a blank line (``"\n\n"`` after the torn bytes), which closes the
 torn line without touching it, and load drops such a closed torn line too. A
-batch that fails part-way (full disk) or is interrupted (Ctrl-C) is cut back
-to where it began, so a batch is all or nothing. An append to a log that was truncated or replaced
-since this store read it is refused (:class:`~durable_nb.errors.LogChanged`)
-instead of writing entries into a file that lost its ``session_init`` line.
+batch that fails part-way (full disk) or is interrupted (Ctrl-C) is cut
+back to where it began, so a batch is all or nothing. An append to a log
+that was truncated or replaced since this store read it is refused
+(:class:`~durable_nb.errors.LogChanged`) instead of writing entries into a
+file that lost its ``session_init`` line.
 """
 
 from __future__ import annotations
@@ -622,7 +623,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _append_batch(fd: int, data: bytes, expect: int = -1) -> int:
+def _append_batch(fd: int, data: bytes, expect: int) -> int:
     """Write ``data`` at the end of the ``O_APPEND`` file ``fd``, all or nothing; return the offset just past it.
 
     One ``write`` normally does it all. If it fails or is interrupted after
@@ -647,7 +648,7 @@ def _append_batch(fd: int, data: bytes, expect: int = -1) -> int:
             view = view[n:]
     except BaseException:
         begin = expect if start == -1 else start
-        if begin >= 0 and _ours(fd, begin, data):
+        if _ours(fd, begin, data):
             os.ftruncate(fd, begin)
         raise
     return end
