@@ -93,7 +93,8 @@ class NotebookSession:
         a deliberate leaf move is recorded), else where the library resumes it; sets :attr:`resumed_at_choice`.
         Computes the first look ahead, once: the active path and its model view (O(depth), mostly at C
         speed for a log that is one chain), which ``%durable status``, the widget and the first turn
-        share, the labels they show (one pass at C speed), and the cells' entries (:class:`~durable_nb.notebook.positions.CellIndex`, O(n) at C speed);
+        share, the labels they show (one pass at C speed), and the cells' entries
+        (:class:`~durable_nb.notebook.positions.CellIndex`, O(n) at C speed);
         and what the first turn would pay once (:mod:`.ahead`: its imports, the young collections)."""
         ahead.imports()
         agent = Agent(

@@ -154,7 +154,7 @@ def endpoint(url: str | None = None) -> str:
     return url
 
 
-def clean_text(s: str) -> str:
+def _printable(s: str) -> str:
     """Return ``s`` with control characters as ``?`` (a URL printed in one line)."""
     return "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in s)
 
@@ -195,7 +195,7 @@ def shown(url: str) -> str:
         scheme, sep, rest = head.partition("//")
         if "@" in rest:
             rest = rest.rpartition("@")[2]
-        return clean_text(scheme + sep + rest) if sep else "<an unreadable URL>"
+        return _printable(scheme + sep + rest) if sep else "<an unreadable URL>"
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP header name (RFC 9110's token)
